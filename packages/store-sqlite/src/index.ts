@@ -1,0 +1,19 @@
+export { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
+export {
+  openPrimaryStore,
+  type PrimaryStoreOptions,
+  primaryEntities,
+  SqlitePrimaryStore,
+} from './primary-store.js';
+export {
+  currentGeneration,
+  newGenerationName,
+  openProjectionStore,
+  ProjectionReader,
+  type ProjectionStoreOptions,
+  projectionEntities,
+  promoteGeneration,
+  removeStaleGenerations,
+  SqliteProjectionStore,
+} from './projection-store.js';
+export { dataFiles, openReadStore, SqliteReadStore } from './read-store.js';

@@ -1,0 +1,290 @@
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type EntityName, entities, entityNames } from '@eggmesh/schema';
+import {
+  type PageOptions,
+  type ProjectionDocument,
+  type ProjectionStateRow,
+  type ProjectionStore,
+  type ProjectionWrite,
+  type ReadOptions,
+  StoreError,
+  type StoredRecord,
+  storeErrorCodes,
+} from '@eggmesh/store';
+import type { Statement } from 'better-sqlite3';
+import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
+import { VersionTables } from './version-tables.js';
+
+export const projectionEntities: readonly EntityName[] = entityNames.filter(
+  (e) => entities[e].kind === 'projection',
+);
+
+const STATE_DDL = `
+CREATE TABLE IF NOT EXISTS projector_state (
+  kind TEXT NOT NULL, id TEXT NOT NULL, value TEXT NOT NULL, ref TEXT,
+  PRIMARY KEY (kind, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS projector_state_ref ON projector_state (kind, ref);
+CREATE TABLE IF NOT EXISTS projector_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO projector_meta (key, value) VALUES ('checkpoint', 0);`;
+
+const CURRENT = 'CURRENT';
+
+/** The generation file the projections directory points at, or null before the first projector run. */
+export function currentGeneration(dir: string): string | null {
+  try {
+    const name = readFileSync(join(dir, CURRENT), 'utf8').trim();
+    return name.length > 0 ? name : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Points the directory at `generation` atomically (readers switch on their next check). */
+export function promoteGeneration(dir: string, generation: string): void {
+  const tmp = join(dir, `${CURRENT}.tmp-${process.pid}`);
+  writeFileSync(tmp, `${generation}\n`);
+  renameSync(tmp, join(dir, CURRENT));
+}
+
+/** A fresh generation file name; names sort by creation. */
+export function newGenerationName(now = Date.now()): string {
+  return `gen-${now.toString().padStart(15, '0')}.db`;
+}
+
+/** Removes generation files other than the current one and `keep` (with their WAL files). */
+export function removeStaleGenerations(dir: string, keep: readonly string[] = []): string[] {
+  const current = currentGeneration(dir);
+  const removed: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const base = name.replace(/-(wal|shm)$/, '');
+    if (!/^gen-\d+\.db$/.test(base) || base === current || keep.includes(base)) continue;
+    rmSync(join(dir, name), { force: true });
+    if (base === name) removed.push(name);
+  }
+  return removed;
+}
+
+interface StateRow {
+  kind: string;
+  id: string;
+  value: string;
+  ref: string | null;
+}
+
+const toStateRow = (row: StateRow): ProjectionStateRow => ({
+  kind: row.kind,
+  id: row.id,
+  ref: row.ref,
+  value: JSON.parse(row.value) as Record<string, unknown>,
+});
+
+export interface ProjectionStoreOptions {
+  /** The projections directory (holds CURRENT and the generation files). */
+  readonly dir: string;
+  /** Open this generation instead of the current one (rebuilds write a new generation). */
+  readonly generation?: string;
+  readonly synchronous?: Synchronous;
+}
+
+/** The projector's writable store over one generation file. */
+export class SqliteProjectionStore implements ProjectionStore {
+  readonly db: SqliteDatabase;
+  readonly generation: string;
+  private readonly tables: VersionTables;
+  private readonly getState: Statement;
+  private readonly byRef: Statement;
+  private readonly putState: Statement;
+  private readonly readCheckpoint: Statement;
+  private readonly writeCheckpoint: Statement;
+  private readonly commitTx: (batch: Parameters<ProjectionStore['commit']>[0]) => void;
+
+  constructor(
+    readonly dir: string,
+    generation: string,
+    synchronous?: Synchronous,
+  ) {
+    this.generation = generation;
+    this.db = openDatabase(join(dir, generation), synchronous ? { synchronous } : {});
+    this.db.exec(VersionTables.ddl(projectionEntities) + STATE_DDL);
+    this.tables = new VersionTables(this.db, projectionEntities, true);
+    this.getState = this.db.prepare('SELECT * FROM projector_state WHERE kind = ? AND id = ?');
+    this.byRef = this.db.prepare('SELECT * FROM projector_state WHERE kind = ? AND ref = ? ORDER BY id');
+    this.putState = this.db.prepare(
+      'INSERT OR REPLACE INTO projector_state (kind, id, value, ref) VALUES (?, ?, ?, ?)',
+    );
+    this.readCheckpoint = this.db.prepare("SELECT value FROM projector_meta WHERE key = 'checkpoint'").pluck();
+    this.writeCheckpoint = this.db.prepare("UPDATE projector_meta SET value = ? WHERE key = 'checkpoint'");
+    this.commitTx = this.db.transaction((batch: Parameters<ProjectionStore['commit']>[0]) => {
+      const at = this.readCheckpoint.get() as number;
+      if (at !== batch.expectedCheckpoint) {
+        throw new StoreError(
+          storeErrorCodes.CONFLICT,
+          `checkpoint moved to ${at} while a batch from ${batch.expectedCheckpoint} was being applied`,
+        );
+      }
+      for (const doc of batch.documents) {
+        this.tables.write(doc.entity, doc.id, doc.createdAt, JSON.stringify(doc.payload), doc.live);
+      }
+      for (const row of batch.state) {
+        this.putState.run(row.kind, row.id, JSON.stringify(row.value), row.ref);
+      }
+      this.writeCheckpoint.run(batch.checkpoint);
+    }).immediate;
+  }
+
+  checkpointSync(): number {
+    return this.readCheckpoint.get() as number;
+  }
+
+  async checkpoint(): Promise<number> {
+    return this.checkpointSync();
+  }
+
+  loadDocumentsSync(entity: EntityName, ids: readonly string[]): Map<string, ProjectionDocument> {
+    const out = new Map<string, ProjectionDocument>();
+    for (const id of ids) {
+      const row = this.tables.latest(entity, id);
+      if (row?.payload) {
+        out.set(id, { id, live: !row.deleted, payload: JSON.parse(row.payload) as Record<string, unknown> });
+      }
+    }
+    return out;
+  }
+
+  async loadDocuments(entity: EntityName, ids: readonly string[]) {
+    return this.loadDocumentsSync(entity, ids);
+  }
+
+  loadStateSync(kind: string, ids: readonly string[]): Map<string, ProjectionStateRow> {
+    const out = new Map<string, ProjectionStateRow>();
+    for (const id of ids) {
+      const row = this.getState.get(kind, id) as StateRow | undefined;
+      if (row) out.set(id, toStateRow(row));
+    }
+    return out;
+  }
+
+  async loadState(kind: string, ids: readonly string[]) {
+    return this.loadStateSync(kind, ids);
+  }
+
+  stateByRefSync(kind: string, ref: string): ProjectionStateRow[] {
+    return (this.byRef.all(kind, ref) as StateRow[]).map(toStateRow);
+  }
+
+  async stateByRef(kind: string, ref: string) {
+    return this.stateByRefSync(kind, ref);
+  }
+
+  commitSync(batch: Parameters<ProjectionStore['commit']>[0]): void {
+    this.commitTx(batch);
+  }
+
+  async commit(batch: Parameters<ProjectionStore['commit']>[0]): Promise<void> {
+    this.commitSync(batch);
+  }
+
+  async get(entity: EntityName, id: string, options?: ReadOptions) {
+    return this.tables.get(entity, id, options);
+  }
+  async getMany(entity: EntityName, ids: readonly string[], options?: ReadOptions) {
+    return this.tables.getMany(entity, ids, options);
+  }
+  async findBy(entity: EntityName, field: string, value: string, options: PageOptions) {
+    return this.tables.findBy(entity, field, value, options);
+  }
+  async findByAny(entity: EntityName, field: string, values: readonly string[], options?: ReadOptions) {
+    return this.tables.findByAny(entity, field, values, options);
+  }
+  async list(entity: EntityName, options: PageOptions) {
+    return this.tables.list(entity, options);
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}
+
+export type { ProjectionWrite };
+
+/** Opens the current generation for writing, creating the first one when the directory is new. */
+export function openProjectionStore(options: ProjectionStoreOptions): SqliteProjectionStore {
+  let generation = options.generation ?? currentGeneration(options.dir);
+  const fresh = generation === null;
+  generation ??= newGenerationName();
+  const store = new SqliteProjectionStore(options.dir, generation, options.synchronous);
+  if (fresh) promoteGeneration(options.dir, generation);
+  return store;
+}
+
+/**
+ * Read-only access to whichever generation is current: a rebuild that promotes a new
+ * generation is picked up within `recheckMs`, without a restart.
+ */
+export class ProjectionReader {
+  private db: SqliteDatabase | null = null;
+  private tables: VersionTables | null = null;
+  private checkpointStatement: Statement | null = null;
+  private generation: string | null = null;
+  private currentMtime = 0;
+  private checkedAt = -Infinity;
+
+  constructor(
+    readonly dir: string,
+    private readonly recheckMs = 250,
+  ) {}
+
+  private refresh(): VersionTables | null {
+    const now = performance.now();
+    if (now - this.checkedAt < this.recheckMs && this.tables) return this.tables;
+    this.checkedAt = now;
+    let mtime = 0;
+    try {
+      mtime = statSync(join(this.dir, CURRENT)).mtimeMs;
+    } catch {
+      return this.tables;
+    }
+    if (mtime === this.currentMtime && this.tables) return this.tables;
+    const generation = currentGeneration(this.dir);
+    if (generation && generation !== this.generation && existsSync(join(this.dir, generation))) {
+      const db = openDatabase(join(this.dir, generation), { readonly: true });
+      this.db?.close();
+      this.db = db;
+      this.generation = generation;
+      this.tables = new VersionTables(db, projectionEntities, false);
+      this.checkpointStatement = db.prepare("SELECT value FROM projector_meta WHERE key = 'checkpoint'").pluck();
+    }
+    this.currentMtime = mtime;
+    return this.tables;
+  }
+
+  /** The position the projections reflect (0 before the projector's first batch). */
+  checkpoint(): number {
+    this.refresh();
+    return (this.checkpointStatement?.get() as number | undefined) ?? 0;
+  }
+
+  get(entity: EntityName, id: string, options?: ReadOptions): StoredRecord | null {
+    return this.refresh()?.get(entity, id, options) ?? null;
+  }
+  getMany(entity: EntityName, ids: readonly string[], options?: ReadOptions): StoredRecord[] {
+    return this.refresh()?.getMany(entity, ids, options) ?? [];
+  }
+  findBy(entity: EntityName, field: string, value: string, options: PageOptions): StoredRecord[] {
+    return this.refresh()?.findBy(entity, field, value, options) ?? [];
+  }
+  findByAny(entity: EntityName, field: string, values: readonly string[], options?: ReadOptions): StoredRecord[] {
+    return this.refresh()?.findByAny(entity, field, values, options) ?? [];
+  }
+  list(entity: EntityName, options: PageOptions): StoredRecord[] {
+    return this.refresh()?.list(entity, options) ?? [];
+  }
+
+  close(): void {
+    this.db?.close();
+    this.db = null;
+    this.tables = null;
+  }
+}

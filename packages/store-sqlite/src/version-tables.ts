@@ -1,0 +1,243 @@
+import { type EntityName, entities } from '@eggmesh/schema';
+import { type PageOptions, type ReadOptions, StoreError, type StoredRecord, storeErrorCodes } from '@eggmesh/store';
+import type { Statement } from 'better-sqlite3';
+import { quote, type SqliteDatabase } from './database.js';
+
+interface Row {
+  id: string;
+  created_at: number;
+  payload: string;
+}
+
+interface VersionRow {
+  id: string;
+  created_at: number;
+  deleted: number;
+  payload: string | null;
+}
+
+/** The id cursor start: every id sorts after the empty string. */
+const FIRST = '';
+
+/** Table names of one entity: every version, and the newest live version of each id. */
+export function tableNames(entity: EntityName) {
+  return { versions: quote(`${entity}_versions`), current: quote(`${entity}_current`) };
+}
+
+/** DDL for an entity's tables; every filtered field is a generated column with an index. */
+export function entityDdl(entity: EntityName): string {
+  const { versions, current } = tableNames(entity);
+  const fields = entities[entity].indexedFields;
+  const generated = fields
+    .map((f) => `, ${quote(f)} TEXT GENERATED ALWAYS AS (json_extract(payload, '$.${f}')) VIRTUAL`)
+    .join('');
+  const indexes = fields
+    .map(
+      (f) =>
+        `CREATE INDEX IF NOT EXISTS ${quote(`${entity}_versions_${f}`)} ON ${versions} (${quote(f)}, id, created_at);\n` +
+        `CREATE INDEX IF NOT EXISTS ${quote(`${entity}_current_${f}`)} ON ${current} (${quote(f)}, id);`,
+    )
+    .join('\n');
+  return `
+CREATE TABLE IF NOT EXISTS ${versions} (
+  id TEXT NOT NULL, created_at INTEGER NOT NULL, deleted INTEGER NOT NULL DEFAULT 0, payload TEXT${generated},
+  PRIMARY KEY (id, created_at)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ${current} (
+  id TEXT NOT NULL PRIMARY KEY, created_at INTEGER NOT NULL, payload TEXT NOT NULL${generated}
+) WITHOUT ROWID;
+${indexes}`;
+}
+
+const toRecord = (row: Row): StoredRecord => ({
+  id: row.id,
+  createdAt: row.created_at,
+  payload: JSON.parse(row.payload) as Record<string, unknown>,
+});
+
+interface FieldStatements {
+  current: Statement;
+  at: Statement;
+  currentAll: Statement;
+  atAll: Statement;
+}
+
+/** Prepared statements reading one entity's tables, current or `at` a time. */
+class EntityTables {
+  readonly getCurrent: Statement;
+  readonly getAt: Statement;
+  readonly latest: Statement;
+  readonly listCurrent: Statement;
+  readonly listAt: Statement;
+  readonly insertVersion: Statement;
+  readonly upsertCurrent: Statement;
+  readonly deleteCurrent: Statement;
+  readonly newestCreatedAt: Statement;
+  private readonly byField = new Map<string, FieldStatements>();
+
+  constructor(
+    private readonly db: SqliteDatabase,
+    readonly entity: EntityName,
+    writable: boolean,
+  ) {
+    const { versions, current } = tableNames(entity);
+    const newestAt = `v.created_at = (SELECT max(w.created_at) FROM ${versions} w WHERE w.id = v.id AND w.created_at <= @at)`;
+    this.getCurrent = db.prepare(`SELECT id, created_at, payload FROM ${current} WHERE id = ?`);
+    this.getAt = db.prepare(
+      `SELECT id, created_at, deleted, payload FROM ${versions} WHERE id = ? AND created_at <= ? ORDER BY created_at DESC LIMIT 1`,
+    );
+    this.latest = db.prepare(
+      `SELECT id, created_at, deleted, payload FROM ${versions} WHERE id = ? ORDER BY created_at DESC LIMIT 1`,
+    );
+    this.listCurrent = db.prepare(
+      `SELECT id, created_at, payload FROM ${current} WHERE id > @after ORDER BY id LIMIT @limit`,
+    );
+    this.listAt = db.prepare(
+      `SELECT v.id, v.created_at, v.payload FROM ${versions} v
+       WHERE v.id > @after AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
+       ORDER BY v.id LIMIT @limit`,
+    );
+    this.newestCreatedAt = db.prepare(`SELECT max(created_at) AS t FROM ${versions} WHERE id = ?`).pluck();
+    if (writable) {
+      this.insertVersion = db.prepare(
+        `INSERT OR REPLACE INTO ${versions} (id, created_at, deleted, payload) VALUES (?, ?, ?, ?)`,
+      );
+      this.upsertCurrent = db.prepare(
+        `INSERT INTO ${current} (id, created_at, payload) VALUES (?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at, payload = excluded.payload`,
+      );
+      this.deleteCurrent = db.prepare(`DELETE FROM ${current} WHERE id = ?`);
+    } else {
+      const readOnly = () => {
+        throw new StoreError(storeErrorCodes.READ_ONLY, 'this store was opened read-only');
+      };
+      const guard = new Proxy({} as Statement, { get: readOnly });
+      this.insertVersion = guard;
+      this.upsertCurrent = guard;
+      this.deleteCurrent = guard;
+    }
+  }
+
+  field(field: string): FieldStatements {
+    let statements = this.byField.get(field);
+    if (statements) return statements;
+    if (!entities[this.entity].indexedFields.includes(field)) {
+      throw new StoreError(storeErrorCodes.UNKNOWN_FIELD, `${this.entity} has no indexed field ${field}`, {
+        entity: this.entity,
+      });
+    }
+    const { versions, current } = tableNames(this.entity);
+    const col = quote(field);
+    const newestAt = `v.created_at = (SELECT max(w.created_at) FROM ${versions} w WHERE w.id = v.id AND w.created_at <= @at)`;
+    statements = {
+      current: this.db.prepare(
+        `SELECT id, created_at, payload FROM ${current} WHERE ${col} = @value AND id > @after ORDER BY id LIMIT @limit`,
+      ),
+      at: this.db.prepare(
+        `SELECT v.id, v.created_at, v.payload FROM ${versions} v
+         WHERE v.${col} = @value AND v.id > @after AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
+         ORDER BY v.id LIMIT @limit`,
+      ),
+      currentAll: this.db.prepare(`SELECT id, created_at, payload FROM ${current} WHERE ${col} = ? ORDER BY id`),
+      atAll: this.db.prepare(
+        `SELECT v.id, v.created_at, v.payload FROM ${versions} v
+         WHERE v.${col} = @value AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
+         ORDER BY v.id`,
+      ),
+    };
+    this.byField.set(field, statements);
+    return statements;
+  }
+}
+
+/**
+ * Reads (and, when writable, writes) the versioned tables of a set of entities in one database.
+ * Reads are synchronous; the async port wraps them.
+ */
+export class VersionTables {
+  private readonly tables = new Map<EntityName, EntityTables>();
+
+  constructor(
+    readonly db: SqliteDatabase,
+    readonly entityNames: readonly EntityName[],
+    private readonly writable: boolean,
+  ) {}
+
+  static ddl(entityNames: readonly EntityName[]): string {
+    return entityNames.map(entityDdl).join('\n');
+  }
+
+  of(entity: EntityName): EntityTables {
+    let t = this.tables.get(entity);
+    if (!t) {
+      if (!this.entityNames.includes(entity)) {
+        throw new StoreError(storeErrorCodes.NOT_FOUND, `this store does not hold ${entity}`, { entity });
+      }
+      t = new EntityTables(this.db, entity, this.writable);
+      this.tables.set(entity, t);
+    }
+    return t;
+  }
+
+  get(entity: EntityName, id: string, options?: ReadOptions): StoredRecord | null {
+    const t = this.of(entity);
+    if (options?.at === undefined) {
+      const row = t.getCurrent.get(id) as Row | undefined;
+      return row ? toRecord(row) : null;
+    }
+    const row = t.getAt.get(id, options.at) as VersionRow | undefined;
+    return row && !row.deleted && row.payload !== null ? toRecord(row as Row) : null;
+  }
+
+  /** The newest version whether live or deleted (projector state lives on in tombstones). */
+  latest(entity: EntityName, id: string): VersionRow | undefined {
+    return this.of(entity).latest.get(id) as VersionRow | undefined;
+  }
+
+  getMany(entity: EntityName, ids: readonly string[], options?: ReadOptions): StoredRecord[] {
+    const out: StoredRecord[] = [];
+    for (const id of new Set(ids)) {
+      const record = this.get(entity, id, options);
+      if (record) out.push(record);
+    }
+    return out;
+  }
+
+  findBy(entity: EntityName, field: string, value: string, options: PageOptions): StoredRecord[] {
+    const s = this.of(entity).field(field);
+    const params = { value, after: options.after ?? FIRST, limit: options.limit, at: options.at };
+    const rows = (options.at === undefined ? s.current.all(params) : s.at.all(params)) as Row[];
+    return rows.map(toRecord);
+  }
+
+  findByAny(entity: EntityName, field: string, values: readonly string[], options?: ReadOptions): StoredRecord[] {
+    const s = this.of(entity).field(field);
+    const out: StoredRecord[] = [];
+    for (const value of new Set(values)) {
+      const rows = (
+        options?.at === undefined ? s.currentAll.all(value) : s.atAll.all({ value, at: options.at })
+      ) as Row[];
+      for (const row of rows) out.push(toRecord(row));
+    }
+    return out;
+  }
+
+  list(entity: EntityName, options: PageOptions): StoredRecord[] {
+    const t = this.of(entity);
+    const params = { after: options.after ?? FIRST, limit: options.limit, at: options.at };
+    const rows = (options.at === undefined ? t.listCurrent.all(params) : t.listAt.all(params)) as Row[];
+    return rows.map(toRecord);
+  }
+
+  /** Appends a version and keeps the current table in step. */
+  write(entity: EntityName, id: string, createdAt: number, payload: string | null, live: boolean): void {
+    const t = this.of(entity);
+    t.insertVersion.run(id, createdAt, live ? 0 : 1, payload);
+    if (live && payload !== null) t.upsertCurrent.run(id, createdAt, payload);
+    else t.deleteCurrent.run(id);
+  }
+
+  newestCreatedAt(entity: EntityName, id: string): number | null {
+    return (this.of(entity).newestCreatedAt.get(id) as number | null) ?? null;
+  }
+}

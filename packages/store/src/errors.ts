@@ -1,0 +1,36 @@
+export const storeErrorCodes = {
+  ALREADY_EXISTS: 'STORE_ALREADY_EXISTS',
+  NOT_FOUND: 'STORE_NOT_FOUND',
+  READ_ONLY: 'STORE_READ_ONLY',
+  UNKNOWN_FIELD: 'STORE_UNKNOWN_FIELD',
+  UNAVAILABLE: 'STORE_UNAVAILABLE',
+  CONFLICT: 'STORE_CONFLICT',
+} as const;
+
+export type StoreErrorCode = (typeof storeErrorCodes)[keyof typeof storeErrorCodes];
+
+/** A storage failure the caller can act on; `code` is stable, the message is for people. */
+export class StoreError extends Error {
+  readonly code: StoreErrorCode;
+  /** Index of the failing operation in a commit, when one failed. */
+  readonly index: number | undefined;
+  readonly entity: string | undefined;
+  readonly id: string | undefined;
+
+  constructor(
+    code: StoreErrorCode,
+    message: string,
+    details: { index?: number; entity?: string; id?: string; cause?: unknown } = {},
+  ) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'StoreError';
+    this.code = code;
+    this.index = details.index;
+    this.entity = details.entity;
+    this.id = details.id;
+  }
+}
+
+export function isStoreError(error: unknown, code?: StoreErrorCode): error is StoreError {
+  return error instanceof StoreError && (code === undefined || error.code === code);
+}

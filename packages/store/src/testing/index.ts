@@ -1,0 +1,1 @@
+export { type ContractHarness, runPrimaryStoreContract } from './primary-store-contract.js';

@@ -1,0 +1,89 @@
+import type { EntityName } from '@eggmesh/schema';
+
+/** A stored document as a client may see it: the newest live version at the time asked. */
+export interface StoredRecord {
+  readonly id: string;
+  /** The payload without `id`. */
+  readonly payload: Record<string, unknown>;
+  /** When this version was written (epoch ms); unique and strictly increasing per id. */
+  readonly createdAt: number;
+}
+
+export type Operation = 'create' | 'update' | 'delete';
+
+export type WriteOperation =
+  | { readonly op: 'create'; readonly entity: EntityName; readonly id: string; readonly payload: Record<string, unknown> }
+  | { readonly op: 'update'; readonly entity: EntityName; readonly id: string; readonly payload: Record<string, unknown> }
+  | { readonly op: 'delete'; readonly entity: EntityName; readonly id: string };
+
+/** One accepted change, as the event log holds it. */
+export interface LogEntry {
+  /** Monotonic; gapless on SQLite. The first entry is 1. */
+  readonly position: number;
+  readonly entity: EntityName;
+  readonly id: string;
+  readonly op: Operation;
+  /** The new payload (`null` for a delete). */
+  readonly payload: Record<string, unknown> | null;
+  /** The payload this change replaced (`null` for a create). */
+  readonly previous: Record<string, unknown> | null;
+  /** Equals the version's `createdAt`; non-decreasing in position order. */
+  readonly createdAt: number;
+}
+
+export interface CommitResult {
+  /** One per operation, in order. */
+  readonly records: readonly StoredRecord[];
+  /** The log position of the last entry the commit appended. */
+  readonly position: number;
+}
+
+export interface ReadOptions {
+  /** Read as of this time (epoch ms): the newest version with `createdAt <= at`. */
+  readonly at?: number | undefined;
+}
+
+export interface PageOptions extends ReadOptions {
+  /** At most this many rows. */
+  readonly limit: number;
+  /** Only rows whose id sorts after this one (keyset cursor). */
+  readonly after?: string | undefined;
+}
+
+/** Reads entities; every method hides deleted ones. */
+export interface EntityReader {
+  get(entity: EntityName, id: string, options?: ReadOptions): Promise<StoredRecord | null>;
+  /** Batched `get`: the live records among `ids`, in no particular order. */
+  getMany(entity: EntityName, ids: readonly string[], options?: ReadOptions): Promise<StoredRecord[]>;
+  /** Rows whose indexed `field` equals `value`, ordered by id. */
+  findBy(entity: EntityName, field: string, value: string, options: PageOptions): Promise<StoredRecord[]>;
+  /** Batched `findBy` over many values without paging (relation loaders). */
+  findByAny(
+    entity: EntityName,
+    field: string,
+    values: readonly string[],
+    options?: ReadOptions,
+  ): Promise<StoredRecord[]>;
+  /** All live rows, ordered by id. */
+  list(entity: EntityName, options: PageOptions): Promise<StoredRecord[]>;
+}
+
+/** The write side: versions and the log entry commit in one transaction, all operations or none. */
+export interface EntityWriter {
+  commit(operations: readonly WriteOperation[]): Promise<CommitResult>;
+}
+
+export interface EventLog {
+  /** Entries with `position > after`, in position order, at most `limit`. */
+  read(after: number, limit: number): Promise<LogEntry[]>;
+  /** The newest position (0 for an empty log). */
+  head(): Promise<number>;
+}
+
+/** What the write service needs from its primary. */
+export interface PrimaryStore extends EntityReader, EntityWriter {
+  readonly log: EventLog;
+  /** Answers when storage is reachable; throws otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
