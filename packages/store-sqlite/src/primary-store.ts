@@ -6,17 +6,19 @@ import {
   type PageOptions,
   type PrimaryStore,
   type ReadOptions,
-  StoreError,
   type StoredRecord,
+  StoreError,
   storeErrorCodes,
   type WriteOperation,
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
-import { openDatabase, type Synchronous, type SqliteDatabase } from './database.js';
+import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
 import { VersionTables } from './version-tables.js';
 
 /** The entities the primary holds: everything clients write (projections live in the projection store). */
-export const primaryEntities: readonly EntityName[] = entityNames.filter((e) => entities[e].kind !== 'projection');
+export const primaryEntities: readonly EntityName[] = entityNames.filter(
+  (e) => entities[e].kind !== 'projection',
+);
 
 const LOG_DDL = `
 CREATE TABLE IF NOT EXISTS event_log (
@@ -123,10 +125,18 @@ export class SqlitePrimaryStore implements PrimaryStore {
       const { entity, id } = operation;
       const current = this.tables.get(entity, id);
       if (operation.op === 'create' && current) {
-        throw new StoreError(storeErrorCodes.ALREADY_EXISTS, `${entity} ${id} already exists`, { index, entity, id });
+        throw new StoreError(storeErrorCodes.ALREADY_EXISTS, `${entity} ${id} already exists`, {
+          index,
+          entity,
+          id,
+        });
       }
       if (operation.op !== 'create' && !current) {
-        throw new StoreError(storeErrorCodes.NOT_FOUND, `${entity} ${id} does not exist`, { index, entity, id });
+        throw new StoreError(storeErrorCodes.NOT_FOUND, `${entity} ${id} does not exist`, {
+          index,
+          entity,
+          id,
+        });
       }
       const newest = current?.createdAt ?? this.tables.newestCreatedAt(entity, id) ?? -1;
       const createdAt = Math.max(this.clock(), last, newest + 1);

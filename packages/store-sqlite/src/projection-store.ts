@@ -8,8 +8,8 @@ import {
   type ProjectionStore,
   type ProjectionWrite,
   type ReadOptions,
-  StoreError,
   type StoredRecord,
+  StoreError,
   storeErrorCodes,
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
@@ -114,7 +114,9 @@ export class SqliteProjectionStore implements ProjectionStore {
     this.putState = this.db.prepare(
       'INSERT OR REPLACE INTO projector_state (kind, id, value, ref) VALUES (?, ?, ?, ?)',
     );
-    this.readCheckpoint = this.db.prepare("SELECT value FROM projector_meta WHERE key = 'checkpoint'").pluck();
+    this.readCheckpoint = this.db
+      .prepare("SELECT value FROM projector_meta WHERE key = 'checkpoint'")
+      .pluck();
     this.writeCheckpoint = this.db.prepare("UPDATE projector_meta SET value = ? WHERE key = 'checkpoint'");
     this.commitTx = this.db.transaction((batch: Parameters<ProjectionStore['commit']>[0]) => {
       const at = this.readCheckpoint.get() as number;
@@ -254,7 +256,9 @@ export class ProjectionReader {
       this.db = db;
       this.generation = generation;
       this.tables = new VersionTables(db, projectionEntities, false);
-      this.checkpointStatement = db.prepare("SELECT value FROM projector_meta WHERE key = 'checkpoint'").pluck();
+      this.checkpointStatement = db
+        .prepare("SELECT value FROM projector_meta WHERE key = 'checkpoint'")
+        .pluck();
     }
     this.currentMtime = mtime;
     return this.tables;
@@ -275,7 +279,12 @@ export class ProjectionReader {
   findBy(entity: EntityName, field: string, value: string, options: PageOptions): StoredRecord[] {
     return this.refresh()?.findBy(entity, field, value, options) ?? [];
   }
-  findByAny(entity: EntityName, field: string, values: readonly string[], options?: ReadOptions): StoredRecord[] {
+  findByAny(
+    entity: EntityName,
+    field: string,
+    values: readonly string[],
+    options?: ReadOptions,
+  ): StoredRecord[] {
     return this.refresh()?.findByAny(entity, field, values, options) ?? [];
   }
   list(entity: EntityName, options: PageOptions): StoredRecord[] {

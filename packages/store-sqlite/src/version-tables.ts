@@ -1,5 +1,11 @@
 import { type EntityName, entities } from '@eggmesh/schema';
-import { type PageOptions, type ReadOptions, StoreError, type StoredRecord, storeErrorCodes } from '@eggmesh/store';
+import {
+  type PageOptions,
+  type ReadOptions,
+  type StoredRecord,
+  StoreError,
+  storeErrorCodes,
+} from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
 import { quote, type SqliteDatabase } from './database.js';
 
@@ -138,7 +144,9 @@ class EntityTables {
          WHERE v.${col} = @value AND v.id > @after AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
          ORDER BY v.id LIMIT @limit`,
       ),
-      currentAll: this.db.prepare(`SELECT id, created_at, payload FROM ${current} WHERE ${col} = ? ORDER BY id`),
+      currentAll: this.db.prepare(
+        `SELECT id, created_at, payload FROM ${current} WHERE ${col} = ? ORDER BY id`,
+      ),
       atAll: this.db.prepare(
         `SELECT v.id, v.created_at, v.payload FROM ${versions} v
          WHERE v.${col} = @value AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
@@ -210,7 +218,12 @@ export class VersionTables {
     return rows.map(toRecord);
   }
 
-  findByAny(entity: EntityName, field: string, values: readonly string[], options?: ReadOptions): StoredRecord[] {
+  findByAny(
+    entity: EntityName,
+    field: string,
+    values: readonly string[],
+    options?: ReadOptions,
+  ): StoredRecord[] {
     const s = this.of(entity).field(field);
     const out: StoredRecord[] = [];
     for (const value of new Set(values)) {

@@ -12,8 +12,18 @@ export interface StoredRecord {
 export type Operation = 'create' | 'update' | 'delete';
 
 export type WriteOperation =
-  | { readonly op: 'create'; readonly entity: EntityName; readonly id: string; readonly payload: Record<string, unknown> }
-  | { readonly op: 'update'; readonly entity: EntityName; readonly id: string; readonly payload: Record<string, unknown> }
+  | {
+      readonly op: 'create';
+      readonly entity: EntityName;
+      readonly id: string;
+      readonly payload: Record<string, unknown>;
+    }
+  | {
+      readonly op: 'update';
+      readonly entity: EntityName;
+      readonly id: string;
+      readonly payload: Record<string, unknown>;
+    }
   | { readonly op: 'delete'; readonly entity: EntityName; readonly id: string };
 
 /** One accepted change, as the event log holds it. */

@@ -175,13 +175,21 @@ export function runPrimaryStoreContract(name: string, harness: ContractHarness):
       const r1 = await store.commit([op, create('farm', farm())]);
       expect(r1.position).toBe(2);
       await store.commit([create('farm', farm(), op.id)]).catch(() => undefined);
-      const r2 = await store.commit([{ op: 'update', entity: 'farm', id: op.id, payload: farm({ zone: 'south' }) }]);
+      const r2 = await store.commit([
+        { op: 'update', entity: 'farm', id: op.id, payload: farm({ zone: 'south' }) },
+      ]);
       const r3 = await store.commit([{ op: 'delete', entity: 'farm', id: op.id }]);
       expect([r2.position, r3.position]).toEqual([3, 4]);
       expect(await store.log.head()).toBe(4);
       const entries = await store.log.read(0, 10);
       expect(entries.map((e) => e.position)).toEqual([1, 2, 3, 4]);
-      expect(entries[0]).toMatchObject({ entity: 'farm', id: op.id, op: 'create', payload: farm(), previous: null });
+      expect(entries[0]).toMatchObject({
+        entity: 'farm',
+        id: op.id,
+        op: 'create',
+        payload: farm(),
+        previous: null,
+      });
       expect(entries[2]).toMatchObject({ op: 'update', payload: farm({ zone: 'south' }), previous: farm() });
       expect(entries[3]).toMatchObject({ op: 'delete', payload: null, previous: farm({ zone: 'south' }) });
       expect((await store.log.read(2, 1)).map((e) => e.position)).toEqual([3]);

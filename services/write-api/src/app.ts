@@ -1,0 +1,106 @@
+import { readFileSync } from 'node:fs';
+import type { Config } from '@eggmesh/service-kit';
+import type { EntityReader, PrimaryStore } from '@eggmesh/store';
+import { isStoreError, storeErrorCodes } from '@eggmesh/store';
+import cors from '@fastify/cors';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { ApiError } from './errors.js';
+import { openApiDocument } from './openapi.js';
+import { allowedMethods, registerEntityRoutes } from './routes/entities.js';
+
+export interface WriteApiOptions {
+  readonly config: Config;
+  readonly primary: PrimaryStore;
+  readonly reader: EntityReader;
+  readonly clock?: () => number;
+  readonly logger?: FastifyServerOptions['logger'];
+}
+
+const version = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+/** Maps storage and framework failures onto the error catalogue. */
+function toApiError(error: FastifyError | Error): ApiError {
+  if (error instanceof ApiError) return error;
+  if (isStoreError(error)) {
+    const at = error.index === undefined ? {} : { index: error.index };
+    if (error.code === storeErrorCodes.ALREADY_EXISTS) {
+      return new ApiError('EGGMESH_ALREADY_EXISTS', [error.entity ?? '', error.id ?? ''], at);
+    }
+    if (error.code === storeErrorCodes.NOT_FOUND) {
+      return new ApiError('EGGMESH_NOT_FOUND', [error.entity ?? '', error.id ?? ''], at);
+    }
+  }
+  const code = (error as FastifyError).code;
+  switch (code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('EGGMESH_BAD_JSON');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('EGGMESH_BODY_TOO_LARGE', [
+        (error as FastifyError & { limit?: number }).limit ?? '',
+      ]);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('EGGMESH_UNSUPPORTED_MEDIA_TYPE');
+  }
+  if ((error as FastifyError).statusCode === 400 && error instanceof SyntaxError)
+    return new ApiError('EGGMESH_BAD_JSON');
+  if ((error as FastifyError).statusCode === 400) return new ApiError('EGGMESH_BAD_QUERY', [error.message]);
+  return new ApiError('EGGMESH_INTERNAL');
+}
+
+/** Builds the write service; it never listens (server.ts does). */
+export async function buildApp(options: WriteApiOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: config.bodyLimitBytes,
+    // Our own ids are UUIDs; keep Fastify's request ids short and unique per process.
+    requestIdHeader: 'x-request-id',
+  });
+  await app.register(cors, { origin: config.corsOrigin === '*' ? '*' : config.corsOrigin.split(',') });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.code === 'EGGMESH_INTERNAL') request.log.error({ err: error }, 'unhandled error');
+    reply.code(apiError.statusCode).send(apiError.toBody());
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = allowedMethods(path);
+    const error = allowed
+      ? new ApiError('EGGMESH_METHOD_NOT_ALLOWED', [request.method, path])
+      : new ApiError('EGGMESH_ROUTE_NOT_FOUND', [request.method, path]);
+    if (allowed) reply.header('allow', allowed.join(', '));
+    reply.code(error.statusCode).send(error.toBody());
+  });
+
+  await app.register(swagger, {
+    mode: 'static',
+    specification: { document: openApiDocument(version) as never },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  app.get('/health', async () => ({ status: 'ok' }));
+  app.get('/ready', async (_request, reply) => {
+    try {
+      await options.primary.ping();
+      return { status: 'ready' };
+    } catch (error) {
+      reply.code(503);
+      return new ApiError('EGGMESH_UNAVAILABLE', [], { cause: String(error) }).toBody();
+    }
+  });
+
+  await registerEntityRoutes(app, {
+    config,
+    primary: options.primary,
+    reader: options.reader,
+    clock: options.clock ?? Date.now,
+  });
+  return app;
+}
