@@ -68,7 +68,13 @@ function payloadEffects(entity: EntityName, p: Payload): Effect[] {
       const farmId = str(p, 'farm_id');
       const out: Effect[] = [];
       if (henId !== null) {
-        out.push({ target: 'hen_productivity', id: henId, eggs, goodEggs: isGood(p.quality) ? eggs : 0, day });
+        out.push({
+          target: 'hen_productivity',
+          id: henId,
+          eggs,
+          goodEggs: isGood(p.quality) ? eggs : 0,
+          day,
+        });
       }
       if (farmId !== null) out.push({ target: 'farm_output', id: farmId, eggs, day });
       return out;
@@ -94,7 +100,8 @@ export function negateEffect(effect: Effect): Effect {
  * the effects of `payload` (if any). Only the five event entities have effects.
  */
 export function effectsOf(entry: EffectSource): Effect[] {
-  const undone = entry.previous === null ? [] : payloadEffects(entry.entity, entry.previous).map(negateEffect);
+  const undone =
+    entry.previous === null ? [] : payloadEffects(entry.entity, entry.previous).map(negateEffect);
   const done = entry.payload === null ? [] : payloadEffects(entry.entity, entry.payload);
   return [...undone, ...done];
 }

@@ -35,7 +35,12 @@ export function utilizationOf(current: number, capacity: number | null): number 
   return round4(Math.min(100, (current / capacity) * 100));
 }
 
-type Total = 'total_deposits' | 'total_withdrawals' | 'total_transfers_in' | 'total_transfers_out' | 'total_consumed';
+type Total =
+  | 'total_deposits'
+  | 'total_withdrawals'
+  | 'total_transfers_in'
+  | 'total_transfers_out'
+  | 'total_consumed';
 
 // Which total each kind feeds and which way it moves current_eggs.
 const rules: Record<InventoryEffect['kind'], { total: Total; sign: 1 | -1 }> = {

@@ -32,11 +32,11 @@ export function windowSums(days: Record<string, number>, ref: number): WindowSum
 }
 
 /**
- * Drops days older than `dayOf(createdAt) - 28`. Any reader of a document written at `createdAt`
+ * Drops days older than `dayOf(createdAt) - 30`. Any reader of a document written at `createdAt`
  * reads at a reference time ≥ `createdAt`, so those days can never fall inside a window again.
  */
 export function pruneDays(days: Record<string, number>, createdAt: number): Record<string, number> {
-  const oldest = dayOf(createdAt) - 28;
+  const oldest = dayOf(createdAt) - 30;
   const kept: Record<string, number> = {};
   for (const [key, eggs] of Object.entries(days)) {
     if (Number(key) < oldest) continue;

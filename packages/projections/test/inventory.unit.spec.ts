@@ -83,8 +83,14 @@ describe('evolveInventory', () => {
 
   it('clamps current_eggs at 0, so a withdrawal before a deposit differs from one after', () => {
     const empty = emptyInventory(C1);
-    const withdrawFirst = evolveInventory(evolveInventory(empty, effect('withdrawal', 30)), effect('deposit', 50));
-    const depositFirst = evolveInventory(evolveInventory(empty, effect('deposit', 50)), effect('withdrawal', 30));
+    const withdrawFirst = evolveInventory(
+      evolveInventory(empty, effect('withdrawal', 30)),
+      effect('deposit', 50),
+    );
+    const depositFirst = evolveInventory(
+      evolveInventory(empty, effect('deposit', 50)),
+      effect('withdrawal', 30),
+    );
     expect(withdrawFirst.current_eggs).toBe(50);
     expect(depositFirst.current_eggs).toBe(50 - 30);
     // Totals record the events either way.
@@ -154,7 +160,10 @@ describe('utilization', () => {
 describe('inventory through effectsOf', () => {
   it('a transfer moves eggs out of the source and into the destination', () => {
     const docs = new Map<string, InventoryDoc>();
-    replay(docs, [create('storage_deposit', deposit(C1, 100)), create('container_transfer', transfer(C1, C2, 35))]);
+    replay(docs, [
+      create('storage_deposit', deposit(C1, 100)),
+      create('container_transfer', transfer(C1, C2, 35)),
+    ]);
     expect(docs.get(C1)).toMatchObject({ current_eggs: 65, total_deposits: 100, total_transfers_out: 35 });
     expect(docs.get(C2)).toMatchObject({ current_eggs: 35, total_transfers_in: 35, total_deposits: 0 });
   });
@@ -186,7 +195,10 @@ describe('inventory through effectsOf', () => {
       create('container_transfer', transfer(C1, C2, 20)),
     ]);
     expect(docs.get(C1)?.current_eggs).toBe(100 - 30 - 20);
-    replay(docs, [remove('storage_withdrawal', withdrawal(C1, 30)), remove('container_transfer', transfer(C1, C2, 20))]);
+    replay(docs, [
+      remove('storage_withdrawal', withdrawal(C1, 30)),
+      remove('container_transfer', transfer(C1, C2, 20)),
+    ]);
     expect(docs.get(C1)).toMatchObject({
       current_eggs: 100,
       total_withdrawals: 0,

@@ -1,4 +1,10 @@
-import { containerInventorySchema, entities, entityNames, farmOutputSchema, henProductivitySchema } from '@eggmesh/schema';
+import {
+  containerInventorySchema,
+  entities,
+  entityNames,
+  farmOutputSchema,
+  henProductivitySchema,
+} from '@eggmesh/schema';
 import { describe, expect, it } from 'vitest';
 import {
   emptyFarm,
@@ -48,7 +54,9 @@ const farm: FarmDoc = {
 
 describe('materialize', () => {
   it('projectionNames are the catalogue projections', () => {
-    expect([...projectionNames].sort()).toEqual(entityNames.filter((n) => entities[n].kind === 'projection').sort());
+    expect([...projectionNames].sort()).toEqual(
+      entityNames.filter((n) => entities[n].kind === 'projection').sort(),
+    );
   });
 
   it('inventory: id is the container id and capacity is dropped', () => {
@@ -95,7 +103,9 @@ describe('materialize', () => {
 
   it('dispatches on the entity and reads JSON round-tripped documents', () => {
     const stored = (doc: object) => JSON.parse(JSON.stringify(doc)) as Record<string, unknown>;
-    expect(materialize('container_inventory', stored(inventory), REF)).toEqual(materializeInventory(inventory));
+    expect(materialize('container_inventory', stored(inventory), REF)).toEqual(
+      materializeInventory(inventory),
+    );
     expect(materialize('hen_productivity', stored(hen), REF)).toEqual(materializeHen(hen, REF));
     expect(materialize('farm_output', stored(farm), REF)).toEqual(materializeFarm(farm, REF));
   });

@@ -40,7 +40,13 @@ const reports = (...rs: Report[]) => rs.map((r) => create('lay_report', r));
 describe('evolveHen / evolveFarm', () => {
   it('start empty', () => {
     expect(emptyHen(HEN)).toEqual({ hen_id: HEN, farm_id: null, total_eggs: 0, good_eggs: 0, days: {} });
-    expect(emptyFarm(FARM)).toEqual({ farm_id: FARM, farm_type: '', active_hens: 0, total_hens: 0, days: {} });
+    expect(emptyFarm(FARM)).toEqual({
+      farm_id: FARM,
+      farm_type: '',
+      active_hens: 0,
+      total_hens: 0,
+      days: {},
+    });
   });
 
   it('sum eggs per UTC day and in total', () => {
@@ -58,7 +64,11 @@ describe('evolveHen / evolveFarm', () => {
 
   it('do not mutate their input', () => {
     const hen = emptyHen(HEN);
-    const next = evolveHen(hen, { target: 'hen_productivity', id: HEN, eggs: 2, goodEggs: 2, day: 5 }, 5 * DAY_MS);
+    const next = evolveHen(
+      hen,
+      { target: 'hen_productivity', id: HEN, eggs: 2, goodEggs: 2, day: 5 },
+      5 * DAY_MS,
+    );
     expect(hen).toEqual(emptyHen(HEN));
     expect(next.days).toEqual({ '5': 2 });
   });
@@ -89,10 +99,7 @@ describe('quality rate', () => {
       [4, 'double_yolk'],
       [6, 'grade_b'],
     ];
-    const { hen } = replay(
-      reports(...rs.map(([eggs, q]) => lay(eggs, iso(at(22)), q))),
-      REF,
-    );
+    const { hen } = replay(reports(...rs.map(([eggs, q]) => lay(eggs, iso(at(22)), q))), REF);
     const good = 10 + 5 + 4;
     const total = 10 + 5 + 5 + 4 + 6;
     expect(materializeHen(hen, REF).quality_rate).toBe(Math.round((good / total) * 1e4) / 1e4);
@@ -107,7 +114,10 @@ describe('quality rate', () => {
 
 describe('windows', () => {
   it('split at midnight UTC: 23:59:59.999 is the previous day, 00:00:00.000 the new one', () => {
-    const { hen } = replay(reports(lay(1, iso(at(21, 23, 59, 59, 999))), lay(10, iso(at(22, 0, 0, 0, 0)))), REF);
+    const { hen } = replay(
+      reports(lay(1, iso(at(21, 23, 59, 59, 999))), lay(10, iso(at(22, 0, 0, 0, 0)))),
+      REF,
+    );
     expect(windowSums(hen.days, at(22, 0)).today).toBe(10);
     expect(windowSums(hen.days, at(22, 23, 59, 59, 999)).today).toBe(10);
     // Read one millisecond before midnight: the later report is in the future.
@@ -118,7 +128,10 @@ describe('windows', () => {
   });
 
   it('week counts the reference day and the 6 before it, not the 7th', () => {
-    const { hen } = replay(reports(lay(2, iso(at(22 - 6, 0))), lay(30, iso(at(22 - 7, 23, 59, 59, 999)))), REF);
+    const { hen } = replay(
+      reports(lay(2, iso(at(22 - 6, 0))), lay(30, iso(at(22 - 7, 23, 59, 59, 999)))),
+      REF,
+    );
     const w = windowSums(hen.days, REF);
     expect(w.week).toBe(2);
     expect(w.month).toBe(32);
@@ -135,14 +148,21 @@ describe('windows', () => {
 
   it('avg_per_week is the last 28 days ÷ 4 (day r-27 counts, r-28 does not)', () => {
     const { hen, farm } = replay(
-      reports(lay(8, iso(at(22))), lay(5, iso(at(22 - 27))), lay(100, iso(at(22 - 28))), lay(7, iso(at(22 - 29)))),
+      reports(
+        lay(8, iso(at(22))),
+        lay(5, iso(at(22 - 27))),
+        lay(100, iso(at(22 - 28))),
+        lay(7, iso(at(22 - 29))),
+      ),
       REF,
     );
     expect(materializeHen(hen, REF).avg_per_week).toBe((8 + 5) / 4);
     expect(materializeHen(hen, REF).eggs_month).toBe(8 + 5 + 100 + 7);
     expect(materializeFarm(farm, REF).avg_per_hen_per_week).toBe((8 + 5) / 4);
     const withHens: FarmDoc = { ...farm, active_hens: 3, total_hens: 4 };
-    expect(materializeFarm(withHens, REF).avg_per_hen_per_week).toBe(Math.round(((8 + 5) / 4 / 3) * 1e4) / 1e4);
+    expect(materializeFarm(withHens, REF).avg_per_hen_per_week).toBe(
+      Math.round(((8 + 5) / 4 / 3) * 1e4) / 1e4,
+    );
   });
 
   it('days after the reference day never count', () => {

@@ -1,4 +1,9 @@
-import { containerInventorySchema, eggQualities, farmOutputSchema, henProductivitySchema } from '@eggmesh/schema';
+import {
+  containerInventorySchema,
+  eggQualities,
+  farmOutputSchema,
+  henProductivitySchema,
+} from '@eggmesh/schema';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -94,7 +99,8 @@ describe('properties', () => {
         const run = (rs: typeof reports) => {
           const p = new Projector();
           // Every report day is ≥ dayOf(BASE), so nothing is old enough to prune at BASE.
-          for (const r of rs) p.apply(create('lay_report', lay(r.eggs, iso(r.ms), r.quality, hen, farm)), BASE);
+          for (const r of rs)
+            p.apply(create('lay_report', lay(r.eggs, iso(r.ms), r.quality, hen, farm)), BASE);
           return p;
         };
         const a = run(reports);
@@ -107,9 +113,18 @@ describe('properties', () => {
   });
 
   it('create then delete of an inventory event restores the prior state when nothing clamps', () => {
-    const kind = fc.constantFrom('storage_deposit', 'storage_withdrawal', 'container_transfer', 'consumption_report');
+    const kind = fc.constantFrom(
+      'storage_deposit',
+      'storage_withdrawal',
+      'container_transfer',
+      'consumption_report',
+    );
     const arb = fc
-      .record({ kind, ids: fc.uniqueArray(uuid, { minLength: 2, maxLength: 2 }), eggs: fc.integer({ min: 1, max: 1000 }) })
+      .record({
+        kind,
+        ids: fc.uniqueArray(uuid, { minLength: 2, maxLength: 2 }),
+        eggs: fc.integer({ min: 1, max: 1000 }),
+      })
       .chain(({ kind, ids, eggs }) => {
         const prior = fc.record({
           extra: fc.nat({ max: 10_000 }),
@@ -177,8 +192,19 @@ describe('properties', () => {
     fc.assert(
       fc.property(arb, (x) => {
         const total = Object.values(x.henDays).reduce((s, n) => s + n, 0);
-        const hen: HenDoc = { hen_id: x.hen, farm_id: x.farm, total_eggs: total, good_eggs: total, days: x.henDays };
-        const farm: FarmDoc = { ...emptyFarm(x.farm), farm_type: 'organic', active_hens: 2, days: x.farmDays };
+        const hen: HenDoc = {
+          hen_id: x.hen,
+          farm_id: x.farm,
+          total_eggs: total,
+          good_eggs: total,
+          days: x.henDays,
+        };
+        const farm: FarmDoc = {
+          ...emptyFarm(x.farm),
+          farm_type: 'organic',
+          active_hens: 2,
+          days: x.farmDays,
+        };
         const p = new Projector();
         p.hens.set(x.hen, hen);
         p.farms.set(x.farm, farm);
@@ -201,7 +227,9 @@ describe('properties', () => {
     fc.assert(
       fc.property(arb, ({ offsets, createdAt, later }) => {
         const day = Math.floor(createdAt / DAY_MS);
-        const days = Object.fromEntries(Object.entries(offsets).map(([k, v]) => [String(day + Number(k)), v]));
+        const days = Object.fromEntries(
+          Object.entries(offsets).map(([k, v]) => [String(day + Number(k)), v]),
+        );
         const ref = createdAt + later;
         expect(windowSums(pruneDays(days, createdAt), ref)).toEqual(windowSums(days, ref));
       }),
@@ -345,11 +373,15 @@ describe('properties', () => {
         }
         for (const doc of p.hens.values()) {
           expect(henProductivitySchema.safeParse(materializeHen(doc, ref)).error).toBeUndefined();
-          expect(henProductivitySchema.safeParse(materialize('hen_productivity', stored(doc), ref)).error).toBeUndefined();
+          expect(
+            henProductivitySchema.safeParse(materialize('hen_productivity', stored(doc), ref)).error,
+          ).toBeUndefined();
         }
         for (const doc of p.farms.values()) {
           expect(farmOutputSchema.safeParse(materializeFarm(doc, ref)).error).toBeUndefined();
-          expect(farmOutputSchema.safeParse(materialize('farm_output', stored(doc), ref)).error).toBeUndefined();
+          expect(
+            farmOutputSchema.safeParse(materialize('farm_output', stored(doc), ref)).error,
+          ).toBeUndefined();
         }
         expect(p.inventory.size + p.hens.size + p.farms.size).toBeGreaterThan(0);
       }),

@@ -126,8 +126,14 @@ export class SqliteProjectionStore implements ProjectionStore {
           `checkpoint moved to ${at} while a batch from ${batch.expectedCheckpoint} was being applied`,
         );
       }
+      // Every version is kept (so `at` reads are exact); the current table needs only each id's last.
+      const last = new Map<string, ProjectionWrite>();
       for (const doc of batch.documents) {
-        this.tables.write(doc.entity, doc.id, doc.createdAt, JSON.stringify(doc.payload), doc.live);
+        this.tables.appendVersion(doc.entity, doc.id, doc.createdAt, JSON.stringify(doc.payload), doc.live);
+        last.set(`${doc.entity}\u0000${doc.id}`, doc);
+      }
+      for (const doc of last.values()) {
+        this.tables.setCurrent(doc.entity, doc.id, doc.createdAt, JSON.stringify(doc.payload), doc.live);
       }
       for (const row of batch.state) {
         this.putState.run(row.kind, row.id, JSON.stringify(row.value), row.ref);

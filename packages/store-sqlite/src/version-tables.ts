@@ -244,8 +244,24 @@ export class VersionTables {
 
   /** Appends a version and keeps the current table in step. */
   write(entity: EntityName, id: string, createdAt: number, payload: string | null, live: boolean): void {
+    this.appendVersion(entity, id, createdAt, payload, live);
+    this.setCurrent(entity, id, createdAt, payload, live);
+  }
+
+  /** Appends a version (replacing one at the same time); leaves the current table alone. */
+  appendVersion(
+    entity: EntityName,
+    id: string,
+    createdAt: number,
+    payload: string | null,
+    live: boolean,
+  ): void {
+    this.of(entity).insertVersion.run(id, createdAt, live ? 0 : 1, payload);
+  }
+
+  /** Makes the current table hold this version, or nothing for the id when it is not live. */
+  setCurrent(entity: EntityName, id: string, createdAt: number, payload: string | null, live: boolean): void {
     const t = this.of(entity);
-    t.insertVersion.run(id, createdAt, live ? 0 : 1, payload);
     if (live && payload !== null) t.upsertCurrent.run(id, createdAt, payload);
     else t.deleteCurrent.run(id);
   }

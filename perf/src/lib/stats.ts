@@ -1,0 +1,72 @@
+/** Median of a non-empty list (mean of the two middle values for an even count). */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) throw new Error('median of an empty list');
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * The p-th percentile (0..100) of values already sorted ascending, by the nearest-rank method
+ * (the smallest value with at least p% of the samples at or below it), as HdrHistogram reports.
+ */
+export function percentileOfSorted(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  if (p <= 0) return sorted[0]!;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, rank) - 1]!;
+}
+
+export interface LatencySummary {
+  readonly count: number;
+  readonly mean: number;
+  readonly p50: number;
+  readonly p97_5: number;
+  readonly p99: number;
+  readonly max: number;
+}
+
+/** Summarises latency samples (ms). Sorts a copy. */
+export function summarizeLatencies(samples: ArrayLike<number>): LatencySummary {
+  const sorted = Float64Array.from(samples).sort();
+  let sum = 0;
+  for (const v of sorted) sum += v;
+  return {
+    count: sorted.length,
+    mean: sorted.length === 0 ? Number.NaN : sum / sorted.length,
+    p50: percentileOfSorted(sorted, 50),
+    p97_5: percentileOfSorted(sorted, 97.5),
+    p99: percentileOfSorted(sorted, 99),
+    max: sorted.length === 0 ? Number.NaN : sorted[sorted.length - 1]!,
+  };
+}
+
+/** ours ÷ baseline, or null when either side is missing or the baseline is zero. */
+export function ratio(ours: number | undefined, baseline: number | undefined): number | null {
+  if (ours === undefined || baseline === undefined) return null;
+  if (!Number.isFinite(ours) || !Number.isFinite(baseline) || baseline === 0) return null;
+  return ours / baseline;
+}
+
+/** A growable Float64 buffer: latency samples without per-sample allocation. */
+export class SampleBuffer {
+  #data = new Float64Array(4096);
+  #length = 0;
+
+  push(value: number): void {
+    if (this.#length === this.#data.length) {
+      const bigger = new Float64Array(this.#data.length * 2);
+      bigger.set(this.#data);
+      this.#data = bigger;
+    }
+    this.#data[this.#length++] = value;
+  }
+
+  get length(): number {
+    return this.#length;
+  }
+
+  values(): Float64Array {
+    return this.#data.subarray(0, this.#length);
+  }
+}

@@ -1,0 +1,36 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { metricsText } from './metrics.js';
+import type { LogSource, Projector } from './projector.js';
+
+export interface ProjectorAppOptions {
+  readonly projector: Projector;
+  readonly log: LogSource;
+  /** True while the apply loop runs. */
+  readonly running: () => boolean;
+  readonly logger?: FastifyServerOptions['logger'];
+}
+
+/** Health, readiness and metrics of the projector; it takes no client traffic. */
+export function buildApp(options: ProjectorAppOptions): FastifyInstance {
+  const app = Fastify({ logger: options.logger ?? false });
+  app.get('/health', async () => ({ status: 'ok' }));
+  app.get('/ready', async (_request, reply) => {
+    try {
+      const position = options.projector.store.checkpointSync();
+      const head = options.log.headSync();
+      if (!options.running()) {
+        reply.code(503);
+        return { status: 'stopped', position, head };
+      }
+      return { status: 'ready', position, head, lag: head - position };
+    } catch (error) {
+      reply.code(503);
+      return { status: 'unavailable', error: String(error) };
+    }
+  });
+  app.get('/metrics', async (_request, reply) => {
+    reply.type('text/plain; version=0.0.4');
+    return metricsText(options.projector, options.log.headSync());
+  });
+  return app;
+}

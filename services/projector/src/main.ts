@@ -1,0 +1,63 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig, loggerOptions, serve } from '@eggmesh/service-kit';
+import { isStoreError, storeErrorCodes } from '@eggmesh/store';
+import { dataFiles, openProjectionStore } from '@eggmesh/store-sqlite';
+import { buildApp } from './app.js';
+import { openLogSource } from './open.js';
+import { Projector } from './projector.js';
+
+const config = loadConfig();
+const stop = new AbortController();
+let running = false;
+
+const log = await openLogSource(config.dataDir, (m) => console.error(m), stop.signal);
+const store = openProjectionStore({
+  dir: dataFiles(config.dataDir).projectionsDir,
+  synchronous: config.sqliteSync,
+});
+const projector = new Projector(log, store, config.projector.batchSize);
+const app = buildApp({ projector, log, running: () => running, logger: loggerOptions(config, 'projector') });
+
+/** Applies batches as they appear; polls the log head every idlePollMs when there is nothing to do. */
+async function run(): Promise<void> {
+  running = true;
+  let checkedGeneration = 0;
+  while (!stop.signal.aborted) {
+    try {
+      const now = performance.now();
+      if (now - checkedGeneration > 250) {
+        checkedGeneration = now;
+        if (projector.followCurrentGeneration()) {
+          app.log.info({ generation: projector.store.generation }, 'switched to a rebuilt generation');
+        }
+      }
+      const result = projector.step();
+      if (result.applied === 0) await sleep(config.projector.idlePollMs);
+      else await new Promise((resolve) => setImmediate(resolve));
+    } catch (error) {
+      if (isStoreError(error, storeErrorCodes.CONFLICT)) {
+        app.log.warn({ err: error }, 'another projector moved the checkpoint; continuing from it');
+        continue;
+      }
+      app.log.error({ err: error }, 'batch failed; retrying in 1 s');
+      await sleep(1000).catch(() => undefined);
+    }
+  }
+  running = false;
+}
+
+const loop = run();
+await serve(app, {
+  port: config.ports.projector,
+  config,
+  onClose: async () => {
+    stop.abort();
+    await loop;
+    await projector.store.close();
+    await log.close();
+  },
+});
+app.log.info(
+  { generation: projector.store.generation, position: projector.store.checkpointSync() },
+  'projector running',
+);

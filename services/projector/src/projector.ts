@@ -1,0 +1,82 @@
+import type { LogEntry } from '@eggmesh/store';
+import {
+  currentGeneration,
+  openProjectionStore,
+  type SqlitePrimaryStore,
+  type SqliteProjectionStore,
+} from '@eggmesh/store-sqlite';
+import { applyEntry } from './apply.js';
+import { Batch } from './batch.js';
+
+/** Reads the log in position order; the SQLite primary (read-only) is one. */
+export interface LogSource {
+  readLogSync(after: number, limit: number): LogEntry[];
+  headSync(): number;
+}
+
+export interface StepResult {
+  readonly applied: number;
+  readonly position: number;
+}
+
+/**
+ * Applies log batches to a projection store. Each batch's documents, state and checkpoint commit in
+ * one transaction, so a crash anywhere leaves the store at a batch boundary and a restart resumes there:
+ * every entry takes effect exactly once.
+ */
+export class Projector {
+  eventsApplied = 0;
+  batchesApplied = 0;
+  lastBatchMs = 0;
+
+  constructor(
+    private readonly log: LogSource,
+    public store: SqliteProjectionStore,
+    private readonly batchSize: number,
+  ) {}
+
+  /** Applies the next batch, if any. */
+  step(): StepResult {
+    const checkpoint = this.store.checkpointSync();
+    const entries = this.log.readLogSync(checkpoint, this.batchSize);
+    if (entries.length === 0) return { applied: 0, position: checkpoint };
+    const started = performance.now();
+    const batch = new Batch(this.store);
+    for (const entry of entries) applyEntry(batch, entry);
+    const position = entries[entries.length - 1]!.position;
+    this.store.commitSync({
+      expectedCheckpoint: checkpoint,
+      checkpoint: position,
+      documents: batch.writes(),
+      state: batch.stateWrites(),
+    });
+    this.eventsApplied += entries.length;
+    this.batchesApplied += 1;
+    this.lastBatchMs = performance.now() - started;
+    return { applied: entries.length, position };
+  }
+
+  /** Applies batches until the log head seen at the start is reached. */
+  catchUp(onProgress?: (position: number, head: number) => void): number {
+    const head = this.log.headSync();
+    let position = this.store.checkpointSync();
+    while (position < head) {
+      const result = this.step();
+      if (result.applied === 0) break;
+      position = result.position;
+      onProgress?.(position, head);
+    }
+    return position;
+  }
+
+  /** Switches to the generation CURRENT names, when a rebuild promoted a new one. Returns true on a switch. */
+  followCurrentGeneration(): boolean {
+    const current = currentGeneration(this.store.dir);
+    if (!current || current === this.store.generation) return false;
+    const next = openProjectionStore({ dir: this.store.dir, generation: current });
+    const old = this.store;
+    this.store = next;
+    void old.close();
+    return true;
+  }
+}

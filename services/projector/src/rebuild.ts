@@ -1,0 +1,91 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from '@eggmesh/service-kit';
+import {
+  currentGeneration,
+  dataFiles,
+  newGenerationName,
+  openProjectionStore,
+  promoteGeneration,
+  removeStaleGenerations,
+} from '@eggmesh/store-sqlite';
+import { openLogSource } from './open.js';
+import { Projector } from './projector.js';
+
+const usage = `Usage: pnpm rebuild-projections [--batch N] [--json] [--quiet]
+
+Rebuilds container_inventory, hen_productivity and farm_output from log position 0 into a new
+generation, then switches readers and the running projector to it. The old projections keep
+serving until then. Reads EGGMESH_DATA_DIR like the services.`;
+
+const { values } = parseArgs({
+  options: {
+    batch: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    quiet: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
+}
+
+const config = loadConfig();
+const batchSize = values.batch ? Number(values.batch) : 5000;
+if (!Number.isInteger(batchSize) || batchSize < 1) {
+  console.error(`--batch must be a whole number ≥ 1\n\n${usage}`);
+  process.exit(2);
+}
+const dir = dataFiles(config.dataDir).projectionsDir;
+const log = await openLogSource(config.dataDir, (m) => console.error(m));
+const previous = currentGeneration(dir);
+const generation = newGenerationName();
+const store = openProjectionStore({ dir, generation, synchronous: config.sqliteSync });
+const projector = new Projector(log, store, batchSize);
+
+const started = performance.now();
+const tty = process.stderr.isTTY && !values.quiet;
+let lastPrint = 0;
+let lastNonTty = 0;
+const progress = (position: number, head: number, final = false) => {
+  if (values.quiet) return;
+  const now = performance.now();
+  if (!final && now - lastPrint < 200) return;
+  lastPrint = now;
+  const seconds = (now - started) / 1000;
+  const pct = head === 0 ? 100 : Math.floor((position / head) * 100);
+  const width = 30;
+  const bar = '#'.repeat(Math.round((pct / 100) * width)).padEnd(width, '.');
+  const rate = Math.round(position / Math.max(seconds, 1e-3));
+  const line = `rebuild [${bar}] ${pct}% ${position.toLocaleString('en')}/${head.toLocaleString('en')} events  ${rate.toLocaleString('en')} events/s`;
+  if (tty) process.stderr.write(`\r${line}${final ? '\n' : ''}`);
+  else if (final || now - lastNonTty > 2000) {
+    lastNonTty = now;
+    process.stderr.write(`${line}\n`);
+  }
+};
+
+// Catch up until a pass finds nothing new, then point everyone at the new generation.
+let position = projector.catchUp(progress);
+for (let more = projector.catchUp(progress); more > position; more = projector.catchUp(progress))
+  position = more;
+const seconds = (performance.now() - started) / 1000;
+progress(position, Math.max(position, log.headSync()), true);
+promoteGeneration(dir, generation);
+await store.close();
+await log.close();
+const removed = removeStaleGenerations(dir, previous ? [previous] : []);
+
+const summary = {
+  generation,
+  previous,
+  events: position,
+  seconds: Number(seconds.toFixed(3)),
+  eventsPerSecond: Math.round(position / Math.max(seconds, 1e-3)),
+  removed,
+};
+if (values.json) console.log(JSON.stringify(summary));
+else
+  console.log(
+    `rebuilt ${summary.events.toLocaleString('en')} events in ${summary.seconds} s (${summary.eventsPerSecond.toLocaleString('en')} events/s) into ${generation}`,
+  );
