@@ -54,9 +54,11 @@ export function applyEntry(batch: Batch, entry: LogEntry): void {
       return;
     }
     case 'coop':
-      return applyCoop(batch, entry, live);
+      applyCoop(batch, entry, live);
+      return;
     case 'hen':
-      return applyHen(batch, entry, live);
+      applyHen(batch, entry, live);
+      return;
     case 'container': {
       const doc = inventoryDoc(batch, entry.id);
       const capacity = live ? Number(entry.payload?.capacity ?? doc.payload.capacity) : doc.payload.capacity;

@@ -58,8 +58,8 @@ export class Batch {
     this.dirtyState.add(key(kind, id));
     if (ref !== null) {
       const k = key(kind, ref);
-      let ids = this.refIndex.get(k);
-      if (!ids) this.refIndex.set(k, (ids = new Map()));
+      const ids = this.refIndex.get(k) ?? new Map<string, ProjectionStateRow>();
+      this.refIndex.set(k, ids);
       ids.set(id, row);
     }
   }
