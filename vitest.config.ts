@@ -25,5 +25,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    reporters: ['default', './infra/test/summary-reporter.ts'],
   },
 });

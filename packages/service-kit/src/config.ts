@@ -16,6 +16,7 @@ export const configSchema = z.object({
   PROJECTOR_PORT: port(3036),
   EDGE_PORT: port(5088),
   EGGMESH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  EGGMESH_LOG_REQUESTS: z.enum(['true', 'false', '1', '0']).default('false'),
   EGGMESH_CORS_ORIGIN: z.string().min(1).default('*'),
   EGGMESH_BODY_LIMIT_BYTES: positive(1_048_576),
   EGGMESH_SQLITE_SYNC: z.enum(['normal', 'full']).default('normal'),
@@ -44,6 +45,8 @@ export interface Config {
     readonly edge: number;
   };
   readonly logLevel: RawConfig['EGGMESH_LOG_LEVEL'];
+  /** Log a line per request (off by default: it costs throughput). */
+  readonly logRequests: boolean;
   readonly corsOrigin: string;
   readonly bodyLimitBytes: number;
   readonly sqliteSync: RawConfig['EGGMESH_SQLITE_SYNC'];
@@ -86,6 +89,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       edge: c.EDGE_PORT,
     }),
     logLevel: c.EGGMESH_LOG_LEVEL,
+    logRequests: c.EGGMESH_LOG_REQUESTS === 'true' || c.EGGMESH_LOG_REQUESTS === '1',
     corsOrigin: c.EGGMESH_CORS_ORIGIN,
     bodyLimitBytes: c.EGGMESH_BODY_LIMIT_BYTES,
     sqliteSync: c.EGGMESH_SQLITE_SYNC,

@@ -13,9 +13,11 @@ export const queries = {
   containerById: `query containerById($id: ${ID_TYPE}) { getById(id: $id) { id name container_type capacity zone } }`,
   farmAll: 'query farmAll { getAll { id name farm_type zone } }',
   farmAllLimited: 'query farmAllLimited($limit: Int) { getAll(limit: $limit) { id name farm_type zone } }',
-  farmByZone: 'query farmByZone($zone: String) { getByZone(zone: $zone) { id name farm_type } }',
+  farmByZone: 'query farmByZone($zone: String) { getByZone(zone: $zone) { id name farm_type zone } }',
+  farmByZoneLimited:
+    'query farmByZoneLimited($zone: String, $limit: Int) { getByZone(zone: $zone, limit: $limit) { id name farm_type zone } }',
   coopsByFarm: `query coopsByFarm($id: ${ID_TYPE}) { getByFarm(id: $id) { id name capacity farm_id } }`,
-  hensByCoop: `query hensByCoop($id: ${ID_TYPE}) { getByCoop(id: $id) { id name breed status } }`,
+  hensByCoop: `query hensByCoop($id: ${ID_TYPE}) { getByCoop(id: $id) { id name breed status coop_id } }`,
   farmDepth2: `query farmDepth2($id: ${ID_TYPE}) { getById(id: $id) { id name farm_type coops { id name capacity } } }`,
   farmDepth3: `query farmDepth3($id: ${ID_TYPE}) { getById(id: $id) { id name farm_type coops { id name capacity hens { id name breed status } } } }`,
   farmDepth3Output: `query farmDepth3Output($id: ${ID_TYPE}) { getById(id: $id) { id name farm_type coops { id name capacity hens { id name breed status } } farmOutput { farm_id total_hens active_hens eggs_today eggs_week } } }`,
@@ -26,6 +28,9 @@ export const queries = {
 } as const;
 
 export type QueryName = keyof typeof queries;
+
+/** Lists longer than this are asked for with an explicit `limit` (the read-api's default page size). */
+export const LIST_LIMIT = 1000;
 
 /** A GraphQL request body. */
 export function gqlBody(query: QueryName, variables?: Record<string, unknown>): string {

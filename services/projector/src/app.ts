@@ -12,7 +12,7 @@ export interface ProjectorAppOptions {
 
 /** Health, readiness and metrics of the projector; it takes no client traffic. */
 export function buildApp(options: ProjectorAppOptions): FastifyInstance {
-  const app = Fastify({ logger: options.logger ?? false });
+  const app = Fastify({ logger: options.logger ?? false, disableRequestLogging: true });
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {
     try {

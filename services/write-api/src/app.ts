@@ -23,7 +23,7 @@ const version = (
 ).version;
 
 /** Maps storage and framework failures onto the error catalogue. */
-function toApiError(error: FastifyError | Error): ApiError {
+function toApiError(error: FastifyError | Error, bodyLimit: number): ApiError {
   if (error instanceof ApiError) return error;
   if (isStoreError(error)) {
     const at = error.index === undefined ? {} : { index: error.index };
@@ -40,9 +40,7 @@ function toApiError(error: FastifyError | Error): ApiError {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError('EGGMESH_BAD_JSON');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError('EGGMESH_BODY_TOO_LARGE', [
-        (error as FastifyError & { limit?: number }).limit ?? '',
-      ]);
+      return new ApiError('EGGMESH_BODY_TOO_LARGE', [bodyLimit]);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError('EGGMESH_UNSUPPORTED_MEDIA_TYPE');
   }
@@ -58,13 +56,16 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: config.bodyLimitBytes,
+    disableRequestLogging: !config.logRequests,
     // Our own ids are UUIDs; keep Fastify's request ids short and unique per process.
     requestIdHeader: 'x-request-id',
   });
   await app.register(cors, { origin: config.corsOrigin === '*' ? '*' : config.corsOrigin.split(',') });
+  // Bodies are JSON only: without this, text/plain bodies would reach validation as strings (400, not 415).
+  app.removeContentTypeParser('text/plain');
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const apiError = toApiError(error);
+    const apiError = toApiError(error, request.routeOptions.bodyLimit ?? config.bodyLimitBytes);
     if (apiError.code === 'EGGMESH_INTERNAL') request.log.error({ err: error }, 'unhandled error');
     reply.code(apiError.statusCode).send(apiError.toBody());
   });

@@ -22,11 +22,14 @@ type ListQuery = { limit?: string; after?: string; at?: string; ids?: string };
 function validationIssues(def: EntityDefinition, body: unknown, prefix: (string | number)[] = []) {
   const result = def.schema.safeParse(body);
   if (result.success) return { data: result.data, issues: [] as Issue[] };
-  const issues = result.error.issues.map((i) => ({
-    path: [...prefix, ...i.path.map((p) => (typeof p === 'symbol' ? String(p) : p))],
-    code: i.code,
-    message: i.message,
-  }));
+  const issues = result.error.issues.flatMap((i): Issue[] => {
+    const path = [...prefix, ...i.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
+    // One issue per unknown field, at that field's path (zod reports them together at the object's path).
+    if (i.code === 'unrecognized_keys') {
+      return i.keys.map((key) => ({ path: [...path, key], code: i.code, message: `unknown field "${key}"` }));
+    }
+    return [{ path, code: i.code, message: i.message }];
+  });
   return { data: undefined, issues };
 }
 
@@ -102,7 +105,9 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
   });
 
   if (isProjection) {
-    const refuse = async (request: FastifyRequest) => {
+    const refuse = async (request: FastifyRequest, reply: FastifyReply) => {
+      // A 405 must say what is allowed (RFC 9110 §15.5.6).
+      reply.header('allow', allowedMethods(base)!.join(', '));
       throw new ApiError('EGGMESH_PROJECTION_READ_ONLY', [name], { method: request.method });
     };
     app.route({ method: ['POST', 'PUT', 'DELETE', 'PATCH'], url: base, handler: refuse });
@@ -110,6 +115,16 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
     app.route({ method: ['POST', 'PUT', 'DELETE', 'PATCH'], url: `${base}/:id`, handler: refuse });
     return;
   }
+
+  // Without these, PUT/DELETE /x/api/bulk would reach the `/:id` routes and answer 400 for the id `bulk`.
+  app.route({
+    method: ['PUT', 'DELETE'],
+    url: `${base}/bulk`,
+    handler: async (request, reply) => {
+      reply.header('allow', allowedMethods(`${base}/bulk`)!.join(', '));
+      throw new ApiError('EGGMESH_METHOD_NOT_ALLOWED', [request.method, `${base}/bulk`]);
+    },
+  });
 
   const toCreate = (body: unknown, index?: number): WriteOperation => {
     const { data, issues } = validationIssues(def, body, index === undefined ? [] : [index]);

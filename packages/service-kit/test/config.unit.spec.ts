@@ -1,0 +1,50 @@
+import { readFileSync } from 'node:fs';
+import { ConfigError, configSchema, loadConfig } from '@eggmesh/service-kit';
+import { describe, expect, it } from 'vitest';
+
+const doc = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
+const documented = new Map(
+  [...doc.matchAll(/^\| `([A-Z_]+)` \| ([^|]+) \|/gm)].map((m) => [m[1]!, m[2]!.trim().replace(/`/g, '')]),
+);
+
+describe('configuration', () => {
+  it('documents every setting, and only real ones', () => {
+    expect([...documented.keys()].sort()).toEqual(Object.keys(configSchema.shape).sort());
+  });
+
+  it('documents the defaults the code uses', () => {
+    const defaults = configSchema.parse({});
+    for (const [name, value] of Object.entries(defaults)) {
+      if (value === undefined) continue;
+      expect(documented.get(name), name).toBe(String(value));
+    }
+  });
+
+  it('gives the documented ports and a frozen object', () => {
+    const config = loadConfig({});
+    expect(config.ports).toEqual({ write: 3034, read: 3035, projector: 3036, edge: 5088 });
+    expect(config.host).toBe('127.0.0.1');
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(config.upstreams.write).toBe('http://127.0.0.1:3034');
+  });
+
+  it('reads overrides and refuses bad values with every problem listed', () => {
+    expect(loadConfig({ WRITE_API_PORT: '4000', EGGMESH_LOG_REQUESTS: 'true' })).toMatchObject({
+      ports: { write: 4000 },
+      logRequests: true,
+    });
+    const error = (() => {
+      try {
+        loadConfig({ WRITE_API_PORT: 'abc', EGGMESH_SQLITE_SYNC: 'sometimes' });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(String(error)).toMatch(/WRITE_API_PORT/);
+    expect(String(error)).toMatch(/EGGMESH_SQLITE_SYNC/);
+    expect(() => loadConfig({ EGGMESH_LIST_DEFAULT_LIMIT: '50', EGGMESH_LIST_MAX_LIMIT: '10' })).toThrow(
+      /must not exceed/,
+    );
+  });
+});

@@ -1,0 +1,151 @@
+import { join } from 'node:path';
+import { exists, freePort, perfScript, repoRoot } from './env.js';
+import { ChildService } from './proc.js';
+
+export type OurService = 'write-api' | 'read-api' | 'projector';
+export type BaselineService = 'bare-rest' | 'bare-graphql';
+export type ServiceName = OurService | BaselineService;
+
+export const ourServices: readonly OurService[] = ['write-api', 'read-api', 'projector'];
+
+/** Where each of our services' built entry point lives (run from the repo root). */
+export const ourEntries: Readonly<Record<OurService, string>> = {
+  'write-api': join(repoRoot, 'services/write-api/dist/server.js'),
+  'read-api': join(repoRoot, 'services/read-api/dist/server.js'),
+  projector: join(repoRoot, 'services/projector/dist/main.js'),
+};
+
+/** Entities the bare REST server keeps a table for (actors preloaded from the dataset, events empty). */
+export const bareRestEntities = [
+  'farm',
+  'coop',
+  'hen',
+  'container',
+  'consumer',
+  'lay_report',
+  'storage_deposit',
+  'storage_withdrawal',
+  'container_transfer',
+  'consumption_report',
+] as const;
+
+export interface StackOptions {
+  /** Our services' EGGMESH_DATA_DIR (a working copy of the dataset). */
+  readonly dataDir: string;
+  readonly logDir: string;
+  /** The file the bare REST server recreates at each start. */
+  readonly bareDbFile: string;
+  /** The dataset the baselines preload. */
+  readonly dataset: { readonly preset: string; readonly seed: number; readonly anchorMs: number };
+  /** Extra environment for our services (e.g. EGGMESH_LOG_LEVEL). */
+  readonly extraEnv?: Readonly<Record<string, string>>;
+}
+
+/** Which built entry points are missing (our services are built by `pnpm run build`). */
+export function missingEntries(services: readonly OurService[]): string[] {
+  return services.filter((s) => !exists(ourEntries[s])).map((s) => ourEntries[s]);
+}
+
+/**
+ * Starts and stops the servers under test as child processes, so that each scenario runs with
+ * exactly the processes it needs (e.g. no projector competing for the two cores during REST runs).
+ */
+export class Stack {
+  readonly #options: StackOptions;
+  readonly #running = new Map<ServiceName, ChildService>();
+  #ports: Record<ServiceName, number> | undefined;
+
+  constructor(options: StackOptions) {
+    this.#options = options;
+  }
+
+  async #allocatePorts(): Promise<Record<ServiceName, number>> {
+    if (!this.#ports) {
+      const names: ServiceName[] = ['write-api', 'read-api', 'projector', 'bare-rest', 'bare-graphql'];
+      const ports = await Promise.all(names.map(() => freePort()));
+      this.#ports = Object.fromEntries(names.map((n, i) => [n, ports[i]])) as Record<ServiceName, number>;
+    }
+    return this.#ports;
+  }
+
+  /** Makes exactly `wanted` run: starts the missing ones, stops the others. */
+  async ensure(wanted: readonly ServiceName[]): Promise<void> {
+    for (const [name, service] of [...this.#running]) {
+      if (!wanted.includes(name)) {
+        await service.stop();
+        this.#running.delete(name);
+      }
+    }
+    for (const name of wanted) if (!this.#running.has(name)) await this.start(name);
+  }
+
+  async start(name: ServiceName): Promise<ChildService> {
+    const ports = await this.#allocatePorts();
+    const o = this.#options;
+    const port = ports[name];
+    const common = { cwd: repoRoot, logFile: join(o.logDir, `${name}.log`) };
+    let service: ChildService;
+    if (name === 'bare-rest' || name === 'bare-graphql') {
+      service = await ChildService.start({
+        ...common,
+        name,
+        entry: perfScript(`baselines/${name}.js`),
+        env: {
+          HOST: '127.0.0.1',
+          PORT: String(port),
+          BARE_PRESET: o.dataset.preset,
+          BARE_SEED: String(o.dataset.seed),
+          BARE_ANCHOR: String(o.dataset.anchorMs),
+          BARE_DB: o.bareDbFile,
+          BARE_ENTITIES: bareRestEntities.join(','),
+        },
+        healthUrl: `http://127.0.0.1:${port}/health`,
+        readyTimeoutMs: 300_000,
+      });
+    } else {
+      service = await ChildService.start({
+        ...common,
+        name,
+        entry: ourEntries[name],
+        env: {
+          EGGMESH_HOST: '127.0.0.1',
+          EGGMESH_DATA_DIR: o.dataDir,
+          WRITE_API_PORT: String(ports['write-api']),
+          READ_API_PORT: String(ports['read-api']),
+          PROJECTOR_PORT: String(ports.projector),
+          ...o.extraEnv,
+        },
+        healthUrl: `http://127.0.0.1:${port}/health`,
+        readyTimeoutMs: 120_000,
+      });
+    }
+    this.#running.set(name, service);
+    return service;
+  }
+
+  async stop(name: ServiceName): Promise<void> {
+    await this.#running.get(name)?.stop();
+    this.#running.delete(name);
+  }
+
+  url(name: ServiceName): string {
+    if (!this.#running.has(name) || !this.#ports) throw new Error(`${name} is not running`);
+    return `http://127.0.0.1:${this.#ports[name]}`;
+  }
+
+  pids(names: readonly ServiceName[]): number[] {
+    return names.map((n) => {
+      const service = this.#running.get(n);
+      if (!service) throw new Error(`${n} is not running`);
+      return service.pid;
+    });
+  }
+
+  isRunning(name: ServiceName): boolean {
+    return this.#running.has(name);
+  }
+
+  async stopAll(): Promise<void> {
+    for (const name of [...this.#running.keys()]) await this.stop(name);
+  }
+}

@@ -1,0 +1,2 @@
+export { buildApp, type EdgeOptions } from './app.js';
+export { type Upstream, upstreamFor } from './routes.js';

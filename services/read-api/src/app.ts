@@ -1,0 +1,65 @@
+import cors from '@fastify/cors';
+import { entityNames } from '@eggmesh/schema';
+import { type Config, loggerOptions } from '@eggmesh/service-kit';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { httpErrors } from './errors.js';
+import { graphqlEndpoint, type ReadStore } from './graphql/endpoint.js';
+import { entityResolvers, unifiedResolvers } from './schema/resolvers.js';
+import { entitySdl, unifiedSdl } from './schema/sdl.js';
+
+export interface BuildAppOptions {
+  readonly config: Config;
+  readonly store: ReadStore;
+  /** Epoch ms; the reference time of projection windows when a query has no `at`. */
+  readonly clock?: () => number;
+}
+
+const corsOrigin = (origin: string): string | string[] =>
+  origin.includes(',') ? origin.split(',').map((o) => o.trim()) : origin;
+
+/**
+ * The read API: `POST|GET /<entity>/graph` for the 13 entities (MeshQL's queries), the unified
+ * `POST|GET /graphql` with GraphiQL at `/graphiql`, `/health` and `/ready`. Never listens.
+ */
+export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): FastifyInstance {
+  const app = Fastify({ logger: loggerOptions(config, 'read-api'), bodyLimit: config.bodyLimitBytes });
+  app.register(cors, { origin: corsOrigin(config.corsOrigin) });
+
+  app.get('/health', async () => ({ status: 'ok' }));
+  app.get('/ready', async (request, reply) => {
+    try {
+      const [replica, projections] = await Promise.all([store.replicaPosition(), store.projectionPosition()]);
+      return { status: 'ready', replica, projections };
+    } catch (error) {
+      request.log.warn({ err: error }, 'read store not ready');
+      const { code, status } = httpErrors.NOT_READY;
+      return reply.code(status).send({ status: 'unavailable', code, error: (error as Error).message });
+    }
+  });
+
+  for (const entity of entityNames) {
+    app.register(async (scope) =>
+      graphqlEndpoint(scope, {
+        path: `/${entity}/graph`,
+        schema: entitySdl(entity, config.list),
+        resolvers: entityResolvers(entity),
+        graphiql: false,
+        store,
+        clock,
+        config,
+      }),
+    );
+  }
+  app.register(async (scope) =>
+    graphqlEndpoint(scope, {
+      path: '/graphql',
+      schema: unifiedSdl(config.list),
+      resolvers: unifiedResolvers(),
+      graphiql: true,
+      store,
+      clock,
+      config,
+    }),
+  );
+  return app;
+}

@@ -1,0 +1,53 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { graphqlError } from './errors.js';
+
+/** The request header carrying the log position a client wants to read at least. */
+export const MIN_POSITION_HEADER = 'x-min-position';
+/** The response header set when the wait for that position ran out. */
+export const STALE_HEADER = 'x-eggmesh-stale';
+
+/** How far the read side has come: the replica (entities) and the projections, as log positions. */
+export interface Positions {
+  replicaPosition(): number | Promise<number>;
+  projectionPosition(): number | Promise<number>;
+}
+
+/** What a request that asked for a position got; sent back as `extensions.consistency`. */
+export interface Consistency {
+  readonly requested: number;
+  readonly replica: number;
+  readonly projections: number;
+  readonly stale: boolean;
+}
+
+/** The header's position, undefined when absent; a malformed value is a GraphQL error. */
+export function parseMinPosition(header: string | string[] | undefined): number | undefined {
+  if (header === undefined) return undefined;
+  const value = Array.isArray(header) ? undefined : header.trim();
+  const position = value !== undefined && /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(position)) {
+    throw graphqlError(
+      'BAD_MIN_POSITION',
+      `${MIN_POSITION_HEADER} must be one non-negative integer (a write's x-log-position), got ${JSON.stringify(header)}`,
+    );
+  }
+  return position;
+}
+
+/** Polling interval while waiting; short, because a projector batch usually lands within milliseconds. */
+const POLL_MS = 3;
+
+/**
+ * Waits until both the replica and the projections reflect `requested`, or until `boundMs` passed;
+ * in the second case the answer says `stale: true` and the caller serves what it has.
+ */
+export async function waitForPosition(store: Positions, requested: number, boundMs: number): Promise<Consistency> {
+  const deadline = performance.now() + boundMs;
+  for (;;) {
+    const [replica, projections] = await Promise.all([store.replicaPosition(), store.projectionPosition()]);
+    if (replica >= requested && projections >= requested) return { requested, replica, projections, stale: false };
+    const left = deadline - performance.now();
+    if (left <= 0) return { requested, replica, projections, stale: true };
+    await sleep(Math.min(POLL_MS, left));
+  }
+}

@@ -1,0 +1,58 @@
+import type { ASTNode } from 'graphql';
+import { GraphQLError } from './graphql/runtime.js';
+
+/**
+ * Every error the read API returns carries one of these codes in `extensions.code`, with the HTTP
+ * status the response gets when the error stops the whole request. README.md lists them; a test
+ * pins the two together.
+ */
+export const graphqlErrors = {
+  PARSE_FAILED: { code: 'GRAPHQL_PARSE_FAILED', status: 400, summary: 'the query is not valid GraphQL syntax' },
+  VALIDATION_FAILED: {
+    code: 'GRAPHQL_VALIDATION_FAILED',
+    status: 400,
+    summary: 'the query does not fit the schema, or its variables do not fit their types',
+  },
+  BAD_REQUEST: {
+    code: 'EGGMESH_GRAPHQL_BAD_REQUEST',
+    status: 400,
+    summary: 'the HTTP request is not a GraphQL request (no query, malformed JSON body or variables)',
+  },
+  DEPTH: { code: 'EGGMESH_GRAPHQL_DEPTH', status: 400, summary: 'the query nests deeper than the depth limit' },
+  COST: { code: 'EGGMESH_GRAPHQL_COST', status: 400, summary: 'the estimated number of rows exceeds the cost limit' },
+  BAD_MIN_POSITION: {
+    code: 'EGGMESH_GRAPHQL_BAD_MIN_POSITION',
+    status: 400,
+    summary: 'the `x-min-position` header is not a non-negative integer',
+  },
+  BAD_ARGUMENT: {
+    code: 'EGGMESH_GRAPHQL_BAD_ARGUMENT',
+    status: 400,
+    summary: 'an argument value is out of range (e.g. `limit` below 1)',
+  },
+  INTERNAL: { code: 'INTERNAL_SERVER_ERROR', status: 500, summary: 'the server failed; the log has the cause' },
+} as const;
+
+export type GraphqlErrorName = keyof typeof graphqlErrors;
+export type GraphqlErrorCode = (typeof graphqlErrors)[GraphqlErrorName]['code'];
+
+const statusByCode = new Map<string, number>(Object.values(graphqlErrors).map((e) => [e.code, e.status]));
+
+/** The HTTP status an error code stands for, or undefined for a code this package does not define. */
+export function statusOf(code: unknown): number | undefined {
+  return typeof code === 'string' ? statusByCode.get(code) : undefined;
+}
+
+/** A GraphQL error carrying one of our codes. */
+export function graphqlError(
+  name: GraphqlErrorName,
+  message: string,
+  options: { nodes?: ASTNode | readonly ASTNode[] } = {},
+): GraphQLError {
+  return new GraphQLError(message, { ...options, extensions: { code: graphqlErrors[name].code } });
+}
+
+/** Codes of the plain HTTP routes (not GraphQL). */
+export const httpErrors = {
+  NOT_READY: { code: 'EGGMESH_READ_NOT_READY', status: 503, summary: '`/ready`: the store did not answer' },
+} as const;

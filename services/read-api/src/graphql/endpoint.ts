@@ -1,0 +1,82 @@
+import type { Config } from '@eggmesh/service-kit';
+import type { EntityReader } from '@eggmesh/store';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import mercurius, { type IResolvers, type MercuriusContext } from 'mercurius';
+import {
+  type Consistency,
+  MIN_POSITION_HEADER,
+  type Positions,
+  parseMinPosition,
+  STALE_HEADER,
+  waitForPosition,
+} from '../consistency.js';
+import { graphqlError } from '../errors.js';
+import { DEFAULT_LIST_FAN_OUT, estimateCost } from '../limits/cost.js';
+import { depthLimitRule } from '../limits/depth-rule.js';
+import { ReadContext } from '../read-context.js';
+import type { ReadGraphContext } from '../schema/resolvers.js';
+import { formatErrors } from './format-errors.js';
+
+/** What the read API reads from: entities and projections, and how far each has come in the log. */
+export type ReadStore = EntityReader & Positions;
+
+export interface EndpointOptions {
+  readonly path: string;
+  readonly schema: string;
+  readonly resolvers: Record<string, Record<string, unknown>>;
+  readonly graphiql: boolean;
+  readonly store: ReadStore;
+  readonly clock: () => number;
+  readonly config: Config;
+}
+
+type EndpointContext = MercuriusContext & ReadGraphContext & { consistency?: Consistency };
+
+const operationNameOf = (request: FastifyRequest): string | undefined => {
+  const source = (request.method === 'GET' ? request.query : request.body) as { operationName?: unknown } | null;
+  return typeof source?.operationName === 'string' ? source.operationName : undefined;
+};
+
+/**
+ * One GraphQL endpoint: a mercurius instance with graphql-jit, the depth rule, the cost limit,
+ * `x-min-position` waits and coded errors. Register it inside its own encapsulated plugin.
+ */
+export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointOptions): Promise<void> {
+  const { store, clock, config } = options;
+  const costModel = { ...config.list, listFanOut: DEFAULT_LIST_FAN_OUT };
+  await scope.register(mercurius, {
+    schema: options.schema,
+    resolvers: options.resolvers as IResolvers,
+    path: options.path,
+    graphiql: options.graphiql,
+    jit: 1,
+    validationRules: [depthLimitRule(config.graphql.maxDepth)],
+    errorFormatter: formatErrors as never,
+    context: (): ReadGraphContext => ({ read: new ReadContext(store, clock, config.list) }),
+  });
+
+  scope.graphql.addHook<EndpointContext>('preExecution', async (schema, document, context, variables) => {
+    const request = context.reply.request;
+    const requested = parseMinPosition(request.headers[MIN_POSITION_HEADER]);
+    const cost = estimateCost(schema, document, operationNameOf(request), variables, costModel);
+    if (cost > config.graphql.maxCost) {
+      throw graphqlError(
+        'COST',
+        `the query may read about ${cost} rows; the limit is ${config.graphql.maxCost} (lists count their limit, list relations ${DEFAULT_LIST_FAN_OUT} per parent): pass a smaller limit or select less`,
+      );
+    }
+    if (requested === undefined) return;
+    const consistency = await waitForPosition(store, requested, config.minPositionWaitMs);
+    context.consistency = consistency;
+    if (consistency.stale) context.reply.header(STALE_HEADER, 'true');
+  });
+
+  scope.graphql.addHook<Record<string, unknown>, EndpointContext>('onResolution', async (execution, context) => {
+    if (context.consistency) {
+      (execution as { extensions?: Record<string, unknown> }).extensions = {
+        ...execution.extensions,
+        consistency: context.consistency,
+      };
+    }
+  });
+}

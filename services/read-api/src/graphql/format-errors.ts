@@ -1,0 +1,94 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
+import { GraphQLError } from './runtime.js';
+import { type GraphqlErrorName, graphqlErrors, statusOf } from '../errors.js';
+
+interface Coded {
+  readonly error: GraphQLError;
+  readonly code: string;
+  readonly status: number;
+}
+
+const withCode = (error: GraphQLError, name: GraphqlErrorName, status?: number): Coded => ({
+  error,
+  code: graphqlErrors[name].code,
+  status: status ?? graphqlErrors[name].status,
+});
+
+const asGraphQLError = (error: unknown): GraphQLError =>
+  error instanceof GraphQLError
+    ? error
+    : new GraphQLError(error instanceof Error ? error.message : String(error), {
+        originalError: error instanceof Error ? error : null,
+      });
+
+const httpStatusOf = (error: unknown): number | undefined => {
+  const status = (error as { statusCode?: unknown } | null)?.statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
+};
+
+/** An error mercurius raised while reading the request, parsing or validating: it wraps the real ones. */
+const innerErrorsOf = (error: GraphQLError): unknown[] | undefined => {
+  const inner = (error.originalError as { errors?: unknown } | undefined)?.errors;
+  return Array.isArray(inner) ? inner : undefined;
+};
+
+/** Errors raised before execution, from the parse, validate or HTTP-reading step. */
+function classifyRequestError(error: unknown): Coded {
+  const gql = asGraphQLError(error);
+  if (statusOf(gql.extensions.code) !== undefined) return withCode(gql, nameOf(gql.extensions.code));
+  if (error instanceof GraphQLError) {
+    // graphql-js's syntaxError() is the only source of this prefix: the parse step failed.
+    return withCode(gql, error.message.startsWith('Syntax Error:') ? 'PARSE_FAILED' : 'VALIDATION_FAILED');
+  }
+  // Not a GraphQLError: the route's body/querystring schema or the JSON of GET variables.
+  return withCode(gql, 'BAD_REQUEST');
+}
+
+function nameOf(code: unknown): GraphqlErrorName {
+  const entry = Object.entries(graphqlErrors).find(([, e]) => e.code === code);
+  return (entry?.[0] ?? 'INTERNAL') as GraphqlErrorName;
+}
+
+function classify(error: GraphQLError, log: FastifyBaseLogger): Coded[] {
+  const inner = innerErrorsOf(error);
+  if (inner) return inner.map(classifyRequestError);
+  if (statusOf(error.extensions.code) !== undefined) return [withCode(error, nameOf(error.extensions.code))];
+  const original = error.originalError;
+  const badRequestStatus = httpStatusOf(original);
+  if (badRequestStatus !== undefined && !error.path) {
+    // Fastify or mercurius refused the HTTP request (no query, malformed JSON, wrong method, too large).
+    return [withCode(error, 'BAD_REQUEST', badRequestStatus)];
+  }
+  log.error({ err: original ?? error }, 'graphql execution failed');
+  // Our own code or the store threw: keep the cause in the log, not in the response.
+  const safe = original
+    ? new GraphQLError('internal error', { nodes: error.nodes ?? null, path: error.path ?? null })
+    : error;
+  return [withCode(safe, 'INTERNAL')];
+}
+
+type Execution = ExecutionResult & { readonly errors: readonly GraphQLError[] };
+
+/**
+ * Mercurius error formatter: every error gets a stable `extensions.code`; a request that produced data
+ * answers 200, one refused before execution 400 (or the HTTP status Fastify chose), a failure 500.
+ */
+export function formatErrors(
+  execution: Execution,
+  context: { reply?: { log: FastifyBaseLogger }; app: { log: FastifyBaseLogger } },
+): { statusCode: number; response: { data: ExecutionResult['data'] | null; errors: GraphQLFormattedError[] } } {
+  const log = context.reply?.log ?? context.app.log;
+  const coded = execution.errors.flatMap((e) => classify(e, log));
+  const errors = coded.map(({ error, code }) => {
+    const json = error.toJSON();
+    return { ...json, extensions: { ...json.extensions, code } };
+  });
+  for (const { error, code } of coded) if (code !== graphqlErrors.INTERNAL.code) log.info({ code }, error.message);
+  const statusCode = execution.data
+    ? 200
+    : coded.some((c) => c.status >= 500)
+      ? 500
+      : (coded[0]?.status ?? 500);
+  return { statusCode, response: { data: execution.data ?? null, errors } };
+}

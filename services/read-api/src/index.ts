@@ -1,0 +1,14 @@
+export { type BuildAppOptions, buildApp } from './app.js';
+export {
+  type Consistency,
+  MIN_POSITION_HEADER,
+  type Positions,
+  parseMinPosition,
+  STALE_HEADER,
+} from './consistency.js';
+export { type GraphqlErrorCode, graphqlErrors, httpErrors } from './errors.js';
+export type { ReadStore } from './graphql/endpoint.js';
+export { type CostModel, estimateCost } from './limits/cost.js';
+export { depthLimitRule } from './limits/depth-rule.js';
+export { unifiedNames } from './schema/naming.js';
+export { entitySdl, type ListLimits, unifiedSdl } from './schema/sdl.js';

@@ -1,0 +1,64 @@
+import { type EntityName, entities, entityNames, relationsOf } from '@eggmesh/schema';
+import type { Node, PageArgs, ReadContext } from '../read-context.js';
+import { unifiedNames } from './naming.js';
+import { reachableFrom } from './sdl.js';
+
+/** What every resolver finds in the GraphQL context. */
+export interface ReadGraphContext {
+  readonly read: ReadContext;
+}
+
+type Args = PageArgs & { readonly id?: string | null; readonly zone?: string | null };
+type Resolver = (parent: Node, args: Args, context: ReadGraphContext) => unknown;
+type Resolvers = Record<string, Record<string, Resolver>>;
+
+function relationResolvers(types: readonly EntityName[]): Resolvers {
+  const resolvers: Resolvers = {};
+  for (const entity of types) {
+    const fields: Record<string, Resolver> = {};
+    for (const relation of relationsOf(entity)) {
+      fields[relation.field] = (parent, _args, context) => context.read.related(relation, parent);
+    }
+    if (Object.keys(fields).length > 0) resolvers[entities[entity].typeName] = fields;
+  }
+  return resolvers;
+}
+
+interface RootNames {
+  readonly single: string;
+  readonly list: string;
+  readonly filter: (query: string) => string;
+}
+
+function rootResolvers(entity: EntityName, names: RootNames): Record<string, Resolver> {
+  const fields: Record<string, Resolver> = {
+    [names.single]: (_root, args, context) => context.read.byId(entity, args.id, args.at),
+    [names.list]: (_root, args, context) => context.read.all(entity, args),
+  };
+  for (const filter of entities[entity].filters) {
+    fields[names.filter(filter.query)] = (_root, args, context) =>
+      context.read.filter(entity, filter.field, args[filter.argument], args);
+  }
+  return fields;
+}
+
+/** Resolvers of `POST /<entity>/graph`. */
+export function entityResolvers(entity: EntityName): Resolvers {
+  return {
+    Query: rootResolvers(entity, { single: 'getById', list: 'getAll', filter: (query) => query }),
+    ...relationResolvers(reachableFrom(entity)),
+  };
+}
+
+/** Resolvers of the unified `/graphql`. */
+export function unifiedResolvers(): Resolvers {
+  const query: Record<string, Resolver> = {};
+  for (const entity of entityNames) {
+    const names = unifiedNames(entity, entities[entity].filters);
+    Object.assign(
+      query,
+      rootResolvers(entity, { ...names, filter: (q) => names.filters.get(q) ?? q }),
+    );
+  }
+  return { Query: query, ...relationResolvers(entityNames) };
+}

@@ -1,0 +1,142 @@
+import {
+  type EntityName,
+  entities,
+  entityNames,
+  type FilterQuery,
+  type JsonSchema,
+  jsonSchemaOf,
+  relationsOf,
+} from '@eggmesh/schema';
+import { unifiedNames } from './naming.js';
+
+/** Paging defaults, written into the schema descriptions. */
+export interface ListLimits {
+  readonly defaultLimit: number;
+  readonly maxLimit: number;
+}
+
+const block = (text: string, indent = ''): string => `${indent}"""\n${indent}${text}\n${indent}"""`;
+
+const scalarNames: Readonly<Record<string, string>> = {
+  integer: 'Int',
+  number: 'Float',
+  string: 'String',
+  boolean: 'Boolean',
+};
+
+/** The GraphQL type of one JSON Schema property: `id` is ID; optional or nullable fields are nullable. */
+function fieldType(entity: EntityName, name: string, property: JsonSchema, required: boolean): string {
+  if (name === 'id') return 'ID!';
+  const members = property.anyOf ?? [property];
+  let nullable = !required;
+  let scalar: string | undefined;
+  for (const member of members) {
+    const types = Array.isArray(member.type) ? member.type : [member.type ?? (member.enum ? 'string' : '')];
+    for (const type of types) {
+      if (type === 'null') nullable = true;
+      else scalar ??= scalarNames[type];
+    }
+  }
+  if (!scalar) throw new Error(`no GraphQL type for ${entity}.${name}`);
+  return nullable ? scalar : `${scalar}!`;
+}
+
+function describeEntity(entity: EntityName): string {
+  const { kind, projectionKey } = entities[entity];
+  if (kind === 'projection') {
+    return `${entity}: a projection the projector maintains from the event log; its id is its \`${projectionKey}\`.`;
+  }
+  return `${entity}: ${kind === 'actor' ? 'an actor' : 'an event'} written through \`/${entity}/api\`.`;
+}
+
+/** The SDL of one entity's type: its payload fields and its relation fields. */
+export function typeSdl(entity: EntityName): string {
+  const schema = jsonSchemaOf(entity, 'record');
+  const required = new Set(schema.required ?? []);
+  const lines = Object.entries(schema.properties ?? {}).map(
+    ([name, property]) => `  ${name}: ${fieldType(entity, name, property, required.has(name))}`,
+  );
+  for (const relation of relationsOf(entity)) {
+    const target = entities[relation.target].typeName;
+    const text =
+      relation.kind === 'single'
+        ? `The ${relation.target} this ${entity}'s \`${relation.parentField}\` points at, or null; read at the same \`at\` as this row.`
+        : `The ${relation.target} rows whose \`${relation.targetField}\` is this ${entity}'s id, ordered by id; read at the same \`at\` as this row.`;
+    lines.push(block(text, '  '));
+    lines.push(`  ${relation.field}: ${relation.kind === 'single' ? target : `[${target}!]!`}`);
+  }
+  return `${block(describeEntity(entity))}\ntype ${entities[entity].typeName} {\n${lines.join('\n')}\n}`;
+}
+
+/** The entity and every entity reachable from it through relations. */
+export function reachableFrom(entity: EntityName): EntityName[] {
+  const seen = new Set<EntityName>([entity]);
+  const queue: EntityName[] = [entity];
+  for (let next = queue.shift(); next; next = queue.shift()) {
+    for (const relation of relationsOf(next)) {
+      if (!seen.has(relation.target)) {
+        seen.add(relation.target);
+        queue.push(relation.target);
+      }
+    }
+  }
+  return entityNames.filter((e) => seen.has(e));
+}
+
+const AT_TEXT = '`at` (epoch ms) reads the newest version written at or before that time, here and in every nested relation.';
+
+const pageText = (limits: ListLimits): string =>
+  `Ordered by id, one page at a time: at most \`limit\` rows (default ${limits.defaultLimit}, capped at ${limits.maxLimit}) whose id sorts after \`after\` (pass the last id of the previous page).`;
+
+const filterArgument = (filter: FilterQuery, nonNull: boolean): string =>
+  `${filter.argument}: ${filter.argument === 'id' ? 'ID' : 'String'}${nonNull ? '!' : ''}`;
+
+const PAGE_ARGS = 'at: Float, limit: Int, after: ID';
+
+/**
+ * The schema of `POST /<entity>/graph`: MeshQL's query names and argument names (`getById`, `getAll`,
+ * the `getBy…` filters, FK filters taking `id`), plus `limit`/`after` paging on lists.
+ */
+export function entitySdl(entity: EntityName, limits: ListLimits): string {
+  const { typeName, filters } = entities[entity];
+  const fields = [
+    block(`The ${entity} with this id, or null. ${AT_TEXT}`, '  '),
+    `  getById(id: ID, at: Float): ${typeName}`,
+    block(`Every ${entity}. ${pageText(limits)} ${AT_TEXT}`, '  '),
+    `  getAll(${PAGE_ARGS}): [${typeName}]`,
+  ];
+  for (const filter of filters) {
+    fields.push(
+      block(`The ${entity} rows whose \`${filter.field}\` equals \`${filter.argument}\`. ${pageText(limits)} ${AT_TEXT}`, '  '),
+      `  ${filter.query}(${filterArgument(filter, false)}, ${PAGE_ARGS}): [${typeName}]`,
+    );
+  }
+  const types = reachableFrom(entity).map(typeSdl);
+  return `${types.join('\n\n')}\n\ntype Query {\n${fields.join('\n')}\n}\n`;
+}
+
+/**
+ * The unified schema of `/graphql`: all 13 types with their 19 relations, and per entity a root field by
+ * id (`farm`), a list (`farms`) and one list per filter (`farmsByZone`, `coopsByFarm`, …).
+ */
+export function unifiedSdl(limits: ListLimits): string {
+  const fields: string[] = [];
+  for (const entity of entityNames) {
+    const { typeName, filters } = entities[entity];
+    const names = unifiedNames(entity, filters);
+    fields.push(
+      block(`The ${entity} with this id, or null. ${AT_TEXT}`, '  '),
+      `  ${names.single}(id: ID!, at: Float): ${typeName}`,
+      block(`Every ${entity}. ${pageText(limits)} ${AT_TEXT}`, '  '),
+      `  ${names.list}(${PAGE_ARGS}): [${typeName}!]!`,
+    );
+    for (const filter of filters) {
+      fields.push(
+        block(`The ${entity} rows whose \`${filter.field}\` equals \`${filter.argument}\`. ${pageText(limits)} ${AT_TEXT}`, '  '),
+        `  ${names.filters.get(filter.query)}(${filterArgument(filter, true)}, ${PAGE_ARGS}): [${typeName}!]!`,
+      );
+    }
+  }
+  const types = entityNames.map(typeSdl);
+  return `${types.join('\n\n')}\n\ntype Query {\n${fields.join('\n')}\n}\n`;
+}

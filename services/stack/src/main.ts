@@ -1,0 +1,68 @@
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '@eggmesh/service-kit';
+import { Supervisor } from './supervisor.js';
+
+const config = loadConfig();
+const script = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
+const url = (port: number) => `http://${config.host}:${port}`;
+
+// The write-api creates the data files; the others wait for them.
+const services = [
+  { name: 'write-api', script: script('write-api/dist/server.js'), healthUrl: `${url(config.ports.write)}/health` },
+  { name: 'projector', script: script('projector/dist/main.js'), healthUrl: `${url(config.ports.projector)}/health` },
+  { name: 'read-api', script: script('read-api/dist/server.js'), healthUrl: `${url(config.ports.read)}/health` },
+  { name: 'edge', script: script('edge/dist/server.js'), healthUrl: `${url(config.ports.edge)}/health` },
+];
+
+const supervisor = new Supervisor({
+  services,
+  env: { ...process.env, EGGMESH_DATA_DIR: config.dataDir },
+  write: (line) => process.stdout.write(`${line}\n`),
+  shutdownTimeoutMs: config.shutdownTimeoutMs,
+  color: process.stdout.isTTY,
+});
+
+let stopping = false;
+const stop = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  process.stdout.write(`\n${signal}: stopping every service…\n`);
+  await supervisor.stop();
+  process.stdout.write('stopped.\n');
+  process.exit(0);
+};
+process.on('SIGINT', () => void stop('SIGINT'));
+process.on('SIGTERM', () => void stop('SIGTERM'));
+
+supervisor.start();
+
+async function waitHealthy(target: string, deadline: number): Promise<boolean> {
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(target, { signal: AbortSignal.timeout(1000) })).ok) return true;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return false;
+}
+
+const deadline = Date.now() + 60_000;
+const health = await Promise.all(services.map((s) => waitHealthy(s.healthUrl, deadline)));
+if (!stopping) {
+  const edge = url(config.ports.edge);
+  const down = services.filter((_, i) => !health[i]).map((s) => s.name);
+  process.stdout.write(
+    [
+      '',
+      down.length === 0 ? 'eggmesh is up (embedded tier: SQLite files, no servers).' : `not healthy yet: ${down.join(', ')}`,
+      `  data        ${config.dataDir}`,
+      `  REST        ${edge}/farm/api          (write-api ${url(config.ports.write)})`,
+      `  GraphQL     ${edge}/graphql           (read-api ${url(config.ports.read)})`,
+      `  GraphiQL    ${edge}/graphiql`,
+      `  API docs    ${edge}/docs`,
+      `  projector   ${url(config.ports.projector)}/metrics`,
+      '  Fill it with a sample economy: pnpm seed   ·   stop: Ctrl-C',
+      '',
+    ].join('\n'),
+  );
+}

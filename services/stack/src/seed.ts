@@ -1,0 +1,74 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from '@eggmesh/service-kit';
+import { economy, presets } from './economy.js';
+
+const usage = `Usage: pnpm seed [--size small|medium|large] [--farms N] [--days N] [--seed N] [--url URL]
+
+Fills a running eggmesh with a realistic egg economy through the public REST API
+(farms, coops, hens, containers, consumers, then --days of lay reports, deposits,
+transfers, withdrawals and consumption). Default size: small. Default URL: the write-api.`;
+
+const { values } = parseArgs({
+  options: {
+    size: { type: 'string', default: 'small' },
+    farms: { type: 'string' },
+    days: { type: 'string' },
+    seed: { type: 'string', default: '42' },
+    url: { type: 'string' },
+    chunk: { type: 'string', default: '500' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
+}
+const fail = (message: string): never => {
+  console.error(`${message}\n\n${usage}`);
+  process.exit(2);
+};
+const whole = (value: string | undefined, name: string) => {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  return Number.isInteger(n) && n >= 1 ? n : fail(`--${name} must be a whole number ≥ 1`);
+};
+
+const preset = presets[values.size as keyof typeof presets] ?? fail(`unknown --size ${values.size}`);
+const size = {
+  ...preset,
+  farms: whole(values.farms, 'farms') ?? preset.farms,
+  days: whole(values.days, 'days') ?? preset.days,
+};
+const config = loadConfig();
+const base = (values.url ?? config.upstreams.write).replace(/\/$/, '');
+const chunk = whole(values.chunk, 'chunk') ?? 500;
+
+const batches = economy(size, whole(values.seed, 'seed') ?? 42, Date.now());
+const total = batches.reduce((n, b) => n + b.rows.length, 0);
+console.log(`seeding ${total.toLocaleString('en')} rows into ${base} …`);
+
+const started = performance.now();
+let written = 0;
+let position = 0;
+for (const { entity, rows } of batches) {
+  const t0 = performance.now();
+  for (let i = 0; i < rows.length; i += chunk) {
+    const response = await fetch(`${base}/${entity}/api/bulk`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(rows.slice(i, i + chunk)),
+    }).catch((error: unknown) => fail(`cannot reach ${base} (${String(error)}): is the stack running (pnpm start)?`));
+    if (response.status !== 201) fail(`${entity}: ${response.status} ${await response.text()}`);
+    position = Number(response.headers.get('x-log-position') ?? position);
+    written += Math.min(chunk, rows.length - i);
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  console.log(
+    `  ${entity.padEnd(20)} ${rows.length.toLocaleString('en').padStart(8)}  (${Math.round(rows.length / Math.max(seconds, 1e-3)).toLocaleString('en')}/s)  ${Math.round((written / total) * 100)}%`,
+  );
+}
+const seconds = (performance.now() - started) / 1000;
+console.log(
+  `done: ${written.toLocaleString('en')} rows in ${seconds.toFixed(1)} s; log position ${position}.\n` +
+    `Projections are current once the projector reaches it; ask the read-api with the header x-min-position: ${position}.`,
+);

@@ -1,0 +1,135 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+export interface ServiceSpec {
+  readonly name: string;
+  /** The script to run with this Node binary. */
+  readonly script: string;
+  readonly env?: Record<string, string>;
+  /** Polled after start; the banner waits until it answers 2xx. */
+  readonly healthUrl?: string;
+}
+
+export interface SupervisorOptions {
+  readonly services: readonly ServiceSpec[];
+  readonly env: NodeJS.ProcessEnv;
+  /** Receives each line a service prints, already prefixed. */
+  readonly write: (line: string) => void;
+  readonly shutdownTimeoutMs: number;
+  /** First restart delay; doubles per crash in a row up to maxBackoffMs. */
+  readonly backoffMs?: number;
+  readonly maxBackoffMs?: number;
+  /** A run this long resets the backoff. */
+  readonly stableAfterMs?: number;
+  readonly color?: boolean;
+}
+
+const COLORS = [36, 35, 33, 32, 34, 31];
+const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+
+/** Turns a pino JSON line into `HH:MM:SS LEVEL message key=value…`; other lines pass through. */
+export function formatLogLine(line: string): string {
+  if (!line.startsWith('{')) return line;
+  try {
+    const { level, time, msg, service: _service, pid: _pid, hostname: _host, ...rest } = JSON.parse(line) as Record<
+      string,
+      unknown
+    >;
+    const clock = typeof time === 'number' ? new Date(time).toISOString().slice(11, 19) : '';
+    const extras = Object.entries(rest)
+      .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+      .join(' ');
+    return `${clock} ${(LEVELS[level as number] ?? String(level)).padEnd(5)} ${msg ?? ''}${extras ? ` ${extras}` : ''}`;
+  } catch {
+    return line;
+  }
+}
+
+interface Running {
+  spec: ServiceSpec;
+  child: ChildProcess | null;
+  failures: number;
+  startedAt: number;
+  timer: NodeJS.Timeout | null;
+}
+
+/**
+ * Runs each service as its own process with prefixed logs, restarts a crashed one with
+ * exponential backoff, and stops them all with SIGTERM (then SIGKILL past the timeout).
+ */
+export class Supervisor {
+  private readonly running: Running[];
+  private stopping = false;
+  private readonly width: number;
+
+  constructor(private readonly options: SupervisorOptions) {
+    this.running = options.services.map((spec) => ({ spec, child: null, failures: 0, startedAt: 0, timer: null }));
+    this.width = Math.max(...options.services.map((s) => s.name.length));
+  }
+
+  private prefix(index: number, name: string): string {
+    const label = `[${name.padEnd(this.width)}]`;
+    return this.options.color ? `\u001b[${COLORS[index % COLORS.length]}m${label}\u001b[0m` : label;
+  }
+
+  start(): void {
+    this.running.forEach((entry, index) => {
+      this.launch(entry, index);
+    });
+  }
+
+  private launch(entry: Running, index: number): void {
+    const { spec } = entry;
+    const child = spawn(process.execPath, [spec.script], {
+      env: { ...this.options.env, ...spec.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    entry.child = child;
+    entry.startedAt = Date.now();
+    const prefix = this.prefix(index, spec.name);
+    for (const stream of [child.stdout, child.stderr]) {
+      createInterface({ input: stream }).on('line', (line) => this.options.write(`${prefix} ${formatLogLine(line)}`));
+    }
+    child.on('exit', (code, signal) => {
+      entry.child = null;
+      if (this.stopping) return;
+      const stable = Date.now() - entry.startedAt > (this.options.stableAfterMs ?? 30_000);
+      entry.failures = stable ? 1 : entry.failures + 1;
+      const delay = Math.min(
+        (this.options.backoffMs ?? 250) * 2 ** (entry.failures - 1),
+        this.options.maxBackoffMs ?? 10_000,
+      );
+      this.options.write(
+        `${prefix} exited (${signal ?? `code ${code}`}); restarting in ${delay} ms (crash ${entry.failures} in a row)`,
+      );
+      entry.timer = setTimeout(() => {
+        entry.timer = null;
+        if (!this.stopping) this.launch(entry, index);
+      }, delay);
+    });
+  }
+
+  /** The pids of the running services, by name (for tests and status output). */
+  pids(): Record<string, number | undefined> {
+    return Object.fromEntries(this.running.map((r) => [r.spec.name, r.child?.pid]));
+  }
+
+  /** Stops every service: SIGTERM, then SIGKILL for any still running after the timeout. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const exits = this.running.map((entry) => {
+      if (entry.timer) clearTimeout(entry.timer);
+      const child = entry.child;
+      if (!child || child.exitCode !== null) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const kill = setTimeout(() => child.kill('SIGKILL'), this.options.shutdownTimeoutMs);
+        child.once('exit', () => {
+          clearTimeout(kill);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      });
+    });
+    await Promise.all(exits);
+  }
+}
