@@ -14,6 +14,7 @@ const workspaceSources = [
   ['@eggmesh/write-api', 'services/write-api/src/index.ts'],
   ['@eggmesh/read-api', 'services/read-api/src/index.ts'],
   ['@eggmesh/projector', 'services/projector/src/index.ts'],
+  ['@eggmesh/edge', 'services/edge/src/index.ts'],
 ] as const;
 
 export default defineConfig({

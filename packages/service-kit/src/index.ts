@@ -1,2 +1,2 @@
 export { type Config, ConfigError, configSchema, loadConfig } from './config.js';
-export { loggerOptions, type ServeOptions, serve } from './serve.js';
+export { loggerOptions, requestLogging, type ServeOptions, serve } from './serve.js';

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import { type FastifyInstance, LogController } from 'fastify';
 import type { Config } from './config.js';
 
 export interface ServeOptions {
@@ -41,4 +41,9 @@ export async function serve(app: FastifyInstance, options: ServeOptions): Promis
 /** Fastify logger options shared by the services: JSON lines with the service name. */
 export function loggerOptions(config: Config, service: string) {
   return { level: config.logLevel, base: { service } };
+}
+
+/** Fastify's per-request log lines, on only when asked for (they cost throughput). */
+export function requestLogging(enabled: boolean): LogController {
+  return new LogController({ disableRequestLogging: !enabled });
 }

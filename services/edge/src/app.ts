@@ -1,5 +1,5 @@
+import { type Config, requestLogging } from '@eggmesh/service-kit';
 import replyFrom from '@fastify/reply-from';
-import type { Config } from '@eggmesh/service-kit';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { upstreamFor } from './routes.js';
 
@@ -14,9 +14,10 @@ export interface EdgeOptions {
  */
 export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
   const { config } = options;
-  const app = Fastify({ logger: options.logger ?? false,
+  const app = Fastify({
+    logger: options.logger ?? false,
     bodyLimit: config.bodyLimitBytes,
-    disableRequestLogging: !config.logRequests,
+    logController: requestLogging(config.logRequests),
   });
   await app.register(replyFrom, { undici: { connections: 128, pipelining: 1, keepAliveTimeout: 60_000 } });
   app.removeAllContentTypeParsers();

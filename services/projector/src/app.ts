@@ -1,3 +1,4 @@
+import { requestLogging } from '@eggmesh/service-kit';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { metricsText } from './metrics.js';
 import type { LogSource, Projector } from './projector.js';
@@ -12,7 +13,7 @@ export interface ProjectorAppOptions {
 
 /** Health, readiness and metrics of the projector; it takes no client traffic. */
 export function buildApp(options: ProjectorAppOptions): FastifyInstance {
-  const app = Fastify({ logger: options.logger ?? false, disableRequestLogging: true });
+  const app = Fastify({ logger: options.logger ?? false, logController: requestLogging(false) });
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {
     try {

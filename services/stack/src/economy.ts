@@ -1,4 +1,3 @@
-
 /** A small deterministic PRNG (mulberry32) so a seed gives the same economy every time. */
 export function prng(seed: number) {
   let a = seed >>> 0;
@@ -168,4 +167,3 @@ function randomUUIDFrom(next: () => number): string {
   const hex = bytes.map((b) => b.toString(16).padStart(2, '0')).join('');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
-

@@ -8,9 +8,21 @@ const url = (port: number) => `http://${config.host}:${port}`;
 
 // The write-api creates the data files; the others wait for them.
 const services = [
-  { name: 'write-api', script: script('write-api/dist/server.js'), healthUrl: `${url(config.ports.write)}/health` },
-  { name: 'projector', script: script('projector/dist/main.js'), healthUrl: `${url(config.ports.projector)}/health` },
-  { name: 'read-api', script: script('read-api/dist/server.js'), healthUrl: `${url(config.ports.read)}/health` },
+  {
+    name: 'write-api',
+    script: script('write-api/dist/server.js'),
+    healthUrl: `${url(config.ports.write)}/health`,
+  },
+  {
+    name: 'projector',
+    script: script('projector/dist/main.js'),
+    healthUrl: `${url(config.ports.projector)}/health`,
+  },
+  {
+    name: 'read-api',
+    script: script('read-api/dist/server.js'),
+    healthUrl: `${url(config.ports.read)}/health`,
+  },
   { name: 'edge', script: script('edge/dist/server.js'), healthUrl: `${url(config.ports.edge)}/health` },
 ];
 
@@ -54,7 +66,9 @@ if (!stopping) {
   process.stdout.write(
     [
       '',
-      down.length === 0 ? 'eggmesh is up (embedded tier: SQLite files, no servers).' : `not healthy yet: ${down.join(', ')}`,
+      down.length === 0
+        ? 'eggmesh is up (embedded tier: SQLite files, no servers).'
+        : `not healthy yet: ${down.join(', ')}`,
       `  data        ${config.dataDir}`,
       `  REST        ${edge}/farm/api          (write-api ${url(config.ports.write)})`,
       `  GraphQL     ${edge}/graphql           (read-api ${url(config.ports.read)})`,

@@ -57,7 +57,9 @@ for (const { entity, rows } of batches) {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(rows.slice(i, i + chunk)),
-    }).catch((error: unknown) => fail(`cannot reach ${base} (${String(error)}): is the stack running (pnpm start)?`));
+    }).catch((error: unknown) =>
+      fail(`cannot reach ${base} (${String(error)}): is the stack running (pnpm start)?`),
+    );
     if (response.status !== 201) fail(`${entity}: ${response.status} ${await response.text()}`);
     position = Number(response.headers.get('x-log-position') ?? position);
     written += Math.min(chunk, rows.length - i);

@@ -25,16 +25,28 @@ export interface SupervisorOptions {
 }
 
 const COLORS = [36, 35, 33, 32, 34, 31];
-const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const LEVELS: Record<number, string> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARN',
+  50: 'ERROR',
+  60: 'FATAL',
+};
 
 /** Turns a pino JSON line into `HH:MM:SS LEVEL message key=value…`; other lines pass through. */
 export function formatLogLine(line: string): string {
   if (!line.startsWith('{')) return line;
   try {
-    const { level, time, msg, service: _service, pid: _pid, hostname: _host, ...rest } = JSON.parse(line) as Record<
-      string,
-      unknown
-    >;
+    const {
+      level,
+      time,
+      msg,
+      service: _service,
+      pid: _pid,
+      hostname: _host,
+      ...rest
+    } = JSON.parse(line) as Record<string, unknown>;
     const clock = typeof time === 'number' ? new Date(time).toISOString().slice(11, 19) : '';
     const extras = Object.entries(rest)
       .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
@@ -63,7 +75,13 @@ export class Supervisor {
   private readonly width: number;
 
   constructor(private readonly options: SupervisorOptions) {
-    this.running = options.services.map((spec) => ({ spec, child: null, failures: 0, startedAt: 0, timer: null }));
+    this.running = options.services.map((spec) => ({
+      spec,
+      child: null,
+      failures: 0,
+      startedAt: 0,
+      timer: null,
+    }));
     this.width = Math.max(...options.services.map((s) => s.name.length));
   }
 
@@ -88,7 +106,9 @@ export class Supervisor {
     entry.startedAt = Date.now();
     const prefix = this.prefix(index, spec.name);
     for (const stream of [child.stdout, child.stderr]) {
-      createInterface({ input: stream }).on('line', (line) => this.options.write(`${prefix} ${formatLogLine(line)}`));
+      createInterface({ input: stream }).on('line', (line) =>
+        this.options.write(`${prefix} ${formatLogLine(line)}`),
+      );
     }
     child.on('exit', (code, signal) => {
       entry.child = null;

@@ -1,0 +1,93 @@
+import { buildApp } from '@eggmesh/edge';
+import { loadConfig } from '@eggmesh/service-kit';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { upstreamFor } from '../src/routes.js';
+
+/** Two tiny real HTTP servers stand in for the write and read services; the edge proxies to them. */
+async function upstream(name: string): Promise<{ app: FastifyInstance; url: string }> {
+  const app = Fastify();
+  app.all('/*', async (request) => ({
+    served_by: name,
+    method: request.method,
+    url: request.url,
+    body: request.body,
+  }));
+  app.get('/ready', async () => ({ ok: true }));
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { app, url };
+}
+
+describe('edge', () => {
+  let write: Awaited<ReturnType<typeof upstream>>;
+  let read: Awaited<ReturnType<typeof upstream>>;
+  let edge: FastifyInstance;
+
+  beforeAll(async () => {
+    write = await upstream('write');
+    read = await upstream('read');
+    edge = await buildApp({
+      config: loadConfig({ EGGMESH_WRITE_API_URL: write.url, EGGMESH_READ_API_URL: read.url }),
+    });
+    await edge.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await edge.close();
+    await write.app.close();
+    await read.app.close();
+  });
+
+  it('routes REST and docs to the write-api and GraphQL to the read-api', () => {
+    expect(upstreamFor('/farm/api')).toBe('write');
+    expect(upstreamFor('/farm/api/bulk')).toBe('write');
+    expect(upstreamFor('/lay_report/api/0b6f8f9e-1c8e-4a57-9d55-3c1d8d1c1d1c')).toBe('write');
+    expect(upstreamFor('/docs/')).toBe('write');
+    expect(upstreamFor('/openapi.json')).toBe('write');
+    expect(upstreamFor('/farm/graph')).toBe('read');
+    expect(upstreamFor('/graphql')).toBe('read');
+    expect(upstreamFor('/graphiql')).toBe('read');
+    expect(upstreamFor('/graphiql/main.js')).toBe('read');
+    expect(upstreamFor('/farm/apix')).toBeNull();
+    expect(upstreamFor('/')).toBeNull();
+  });
+
+  it('forwards method, path, query and body unchanged', async () => {
+    const post = await edge.inject({
+      method: 'POST',
+      url: '/farm/api/bulk?x=1',
+      payload: [{ name: 'a' }],
+    });
+    expect(post.json()).toEqual({
+      served_by: 'write',
+      method: 'POST',
+      url: '/farm/api/bulk?x=1',
+      body: [{ name: 'a' }],
+    });
+    const graph = await edge.inject({
+      method: 'POST',
+      url: '/hen/graph',
+      payload: { query: '{ getAll { id } }' },
+    });
+    expect(graph.json()).toMatchObject({
+      served_by: 'read',
+      url: '/hen/graph',
+      body: { query: '{ getAll { id } }' },
+    });
+  });
+
+  it('answers unknown paths itself and reports a dead upstream as 502', async () => {
+    const missing = await edge.inject({ method: 'GET', url: '/nothing' });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json().code).toBe('EGGMESH_ROUTE_NOT_FOUND');
+    const dead = await buildApp({
+      config: loadConfig({ EGGMESH_WRITE_API_URL: 'http://127.0.0.1:9', EGGMESH_READ_API_URL: read.url }),
+    });
+    const response = await dead.inject({ method: 'GET', url: '/farm/api' });
+    expect(response.statusCode).toBe(502);
+    expect(response.json().code).toBe('EGGMESH_UPSTREAM_UNAVAILABLE');
+    const ready = await dead.inject({ method: 'GET', url: '/ready' });
+    expect(ready.statusCode).toBe(503);
+    expect(ready.json()).toMatchObject({ write: false, read: true });
+    await dead.close();
+  });
+});
