@@ -6,9 +6,10 @@
  *   node perf/dist/generate.js --preset small|medium|national [--seed 1] [--anchor YYYY-MM-DD]
  *                              [--out DIR] [--batch 20000] [--force]
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { WriteOperation } from '@eggmesh/store';
 import { dataFiles, openPrimaryStore } from '@eggmesh/store-sqlite';
@@ -22,6 +23,8 @@ export const GENERATOR_VERSION = 1;
 
 export interface Manifest {
   readonly generatorVersion: number;
+  /** Hash of the SQLite adapter's build: a cached dataset is rebuilt when the storage code changes. */
+  readonly storeFingerprint: string;
   readonly preset: PresetName;
   readonly seed: number;
   readonly anchorMs: number;
@@ -37,6 +40,23 @@ export interface GenerateOptions {
   readonly batchSize?: number;
   readonly quiet?: boolean;
 }
+
+/** A hash of @eggmesh/store-sqlite's compiled JavaScript. */
+export function storeFingerprint(): string {
+  const dir = dirname(fileURLToPath(import.meta.resolve('@eggmesh/store-sqlite')));
+  const hash = createHash('sha256');
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.js'))
+    .sort()) {
+    hash.update(file).update(readFileSync(join(dir, file)));
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+const isCurrent = (manifest: Manifest | null): manifest is Manifest =>
+  manifest !== null &&
+  manifest.generatorVersion === GENERATOR_VERSION &&
+  manifest.storeFingerprint === storeFingerprint();
 
 export function defaultDatasetDir(preset: PresetName, seed: number): string {
   return join(workDir, 'datasets', `${preset}-s${seed}`);
@@ -82,6 +102,7 @@ export async function generate(dataset: Dataset, options: GenerateOptions): Prom
   if (!options.quiet) progress.finish();
   const manifest: Manifest = {
     generatorVersion: GENERATOR_VERSION,
+    storeFingerprint: storeFingerprint(),
     preset: dataset.preset.name,
     seed: dataset.seed,
     anchorMs: dataset.anchorMs,
@@ -102,7 +123,7 @@ export async function ensureDataset(
 ): Promise<{ dataDir: string; manifest: Manifest; generated: boolean }> {
   const dataDir = defaultDatasetDir(preset, seed);
   const existing = readManifest(dataDir);
-  if (!options.force && existing && existing.generatorVersion === GENERATOR_VERSION) {
+  if (!options.force && isCurrent(existing)) {
     return { dataDir, manifest: existing, generated: false };
   }
   const dataset = new Dataset({ preset: presets[preset], seed, anchorMs: options.anchorMs ?? utcMidnight() });
@@ -128,7 +149,7 @@ async function main(): Promise<void> {
   if (!Number.isFinite(anchorMs)) throw new Error('--anchor must be YYYY-MM-DD');
   const dataDir = values.out ?? defaultDatasetDir(preset, seed);
   const existing = readManifest(dataDir);
-  if (existing && !values.force && existing.generatorVersion === GENERATOR_VERSION && !values.out) {
+  if (!values.force && !values.out && isCurrent(existing)) {
     console.log(`${dataDir} already holds ${preset} (seed ${seed}); --force to regenerate`);
     return;
   }

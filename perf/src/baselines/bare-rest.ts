@@ -57,7 +57,9 @@ for (const entity of entities) {
     return reply.code(201).send({ ...payload, id });
   });
 
-  app.get(`/${entity}/api`, async () => selectAll.all().map((row) => ({ ...JSON.parse(row.body), id: row.id })));
+  app.get(`/${entity}/api`, async () =>
+    selectAll.all().map((row) => ({ ...JSON.parse(row.body), id: row.id })),
+  );
 
   app.get<{ Params: { id: string } }>(`/${entity}/api/:id`, async (request, reply) => {
     const row = select.get(request.params.id);

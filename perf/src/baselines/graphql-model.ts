@@ -89,7 +89,10 @@ export function buildModel(dataset: Dataset | null): Model {
   };
   if (!dataset) return model;
   const c = dataset.counts;
-  const doc = (row: { id: string; payload: Record<string, unknown> }): Doc => ({ ...row.payload, id: row.id });
+  const doc = (row: { id: string; payload: Record<string, unknown> }): Doc => ({
+    ...row.payload,
+    id: row.id,
+  });
   for (let i = 0; i < c.farm; i++) model.farm.add(doc(dataset.farm(i)));
   for (let i = 0; i < c.coop; i++) model.coop.add(doc(dataset.coop(i)));
   const totals = new Map<string, { total: number; active: number }>();
@@ -189,10 +192,15 @@ type Args = { id?: string; zone?: string } & ListArgs;
 type Resolver = (parent: unknown, args: Args) => unknown;
 
 /** Root resolvers of one endpoint, keyed by field name (with an optional prefix for the unified schema). */
-export function queryResolvers(model: Model, entity: EndpointName, unified = false): Record<string, Resolver> {
+export function queryResolvers(
+  model: Model,
+  entity: EndpointName,
+  unified = false,
+): Record<string, Resolver> {
   const [, filter, arg, field] = endpoints[entity];
   const table = model[entity];
-  const name = (query: string): string => (unified ? (query === 'getById' ? entity : `${entity}_${query}`) : query);
+  const name = (query: string): string =>
+    unified ? (query === 'getById' ? entity : `${entity}_${query}`) : query;
   return {
     [name('getById')]: (_p, args) => (args.id ? (table.byId.get(args.id) ?? null) : null),
     [name('getAll')]: (_p, args) => table.all(args),
@@ -211,7 +219,16 @@ export function typeResolvers(model: Model): Record<string, Record<string, (pare
       coop: one(model.coop, 'coop_id'),
       // Not materialised (900k documents at national size): made on demand with zero counts.
       productivity: (hen: Doc) => [
-        { id: hen.id, hen_id: hen.id, eggs_today: 0, eggs_week: 0, eggs_month: 0, total_eggs: 0, avg_per_week: 0, quality_rate: 0 },
+        {
+          id: hen.id,
+          hen_id: hen.id,
+          eggs_today: 0,
+          eggs_week: 0,
+          eggs_month: 0,
+          total_eggs: 0,
+          avg_per_week: 0,
+          quality_rate: 0,
+        },
       ],
     },
     Container: { inventory: many(model.container_inventory, 'container_id') },

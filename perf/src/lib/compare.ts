@@ -55,7 +55,9 @@ export async function compareCase(context: ScenarioContext, spec: CaseSpec): Pro
 
 export function describeCase(result: CaseResult): string {
   const side = (label: string, s: CaseResult['ours']) =>
-    s ? `${label} ${s.rps.toFixed(0)} req/s p99 ${s.p99.toFixed(2)} ms ${s.cpuMsPerRequest.toFixed(3)} cpu-ms/req` : '';
+    s
+      ? `${label} ${s.rps.toFixed(0)} req/s p99 ${s.p99.toFixed(2)} ms ${s.cpuMsPerRequest.toFixed(3)} cpu-ms/req`
+      : '';
   const r = result.ratios.rps;
   return [
     `  ${result.scenario}/${result.case} (c=${result.connections}):`,
@@ -65,4 +67,33 @@ export function describeCase(result: CaseResult): string {
   ]
     .filter(Boolean)
     .join(' ');
+}
+
+/** A case result from runs measured elsewhere (e.g. two loads side by side). */
+export function compareCaseFromRuns(
+  scenario: ScenarioName,
+  name: string,
+  connections: number,
+  runs: {
+    ours: readonly LoadResult[] | null;
+    baseline: readonly LoadResult[] | null;
+    oursCpu: readonly number[];
+    baselineCpu: readonly number[];
+  },
+): CaseResult {
+  const ours = runs.ours && runs.ours.length > 0 ? summarizeRuns(runs.ours, runs.oursCpu) : null;
+  const baseline =
+    runs.baseline && runs.baseline.length > 0 ? summarizeRuns(runs.baseline, runs.baselineCpu) : null;
+  return {
+    scenario,
+    case: name,
+    connections,
+    ours,
+    baseline,
+    ratios: {
+      rps: ratio(ours?.rps, baseline?.rps),
+      p99: ratio(ours?.p99, baseline?.p99),
+      cpuMsPerRequest: ratio(ours?.cpuMsPerRequest, baseline?.cpuMsPerRequest),
+    },
+  };
 }

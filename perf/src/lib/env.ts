@@ -55,7 +55,10 @@ export function machineFacts(): MachineFacts {
 /** The short commit of the work tree (`nocommit` outside git), with `-dirty` when it has changes. */
 export function shortCommit(): string {
   try {
-    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim();
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    }).trim();
     const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
       cwd: repoRoot,
       encoding: 'utf8',

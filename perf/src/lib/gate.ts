@@ -34,7 +34,9 @@ export class Verdicts {
   /** Throws if anything was wrong. */
   assertClean(label: string): void {
     if (this.wrong > 0) {
-      throw new GateError(`${label}: ${this.wrong} wrong answer(s) under load, e.g.\n  ${this.messages.join('\n  ')}`);
+      throw new GateError(
+        `${label}: ${this.wrong} wrong answer(s) under load, e.g.\n  ${this.messages.join('\n  ')}`,
+      );
     }
   }
 }

@@ -19,7 +19,12 @@ export interface Step extends RequestShape {
   /** Rewrites the request from the context before it is sent; null restarts the sequence. */
   readonly setup?: (request: RequestShape, context: Context) => RequestShape | null;
   /** Returns a message when the answer is wrong. Default: the status must be 2xx. */
-  readonly check?: (status: number, body: string, context: Context, headers: IncomingHttpHeaders) => string | undefined;
+  readonly check?: (
+    status: number,
+    body: string,
+    context: Context,
+    headers: IncomingHttpHeaders,
+  ) => string | undefined;
 }
 
 export interface LoadSpec {
@@ -67,7 +72,10 @@ export async function runLoad(spec: LoadSpec, durationSec: number): Promise<Load
       },
     };
     if (step.body !== undefined) request.body = step.body;
-    if (step.headers) request.headers = step.headers;
+    // Only requests with a body say JSON (Fastify rejects an empty body declared as JSON).
+    const json =
+      step.method === 'POST' || step.method === 'PUT' ? { 'content-type': 'application/json' } : {};
+    request.headers = { ...json, ...step.headers };
     if (setup) {
       request.setupRequest = ((req: autocannon.Request, context: object) =>
         setup(req as RequestShape, context as Context)) as autocannon.Request['setupRequest'];
@@ -84,7 +92,6 @@ export async function runLoad(spec: LoadSpec, durationSec: number): Promise<Load
         duration: durationSec,
         pipelining: 1,
         timeout: 10,
-        headers: { 'content-type': 'application/json' },
         requests,
         ...(spec.overallRate ? { overallRate: spec.overallRate } : {}),
       },
@@ -138,11 +145,16 @@ export async function measure(
   const meter = new CpuMeter(pids);
   const stop = new AbortController();
   meter.start();
-  const sidecar = during ? during(stop.signal) : Promise.resolve();
+  // The sidecar's failure is held (not left unhandled) until the loads are done.
+  const sidecar = (during ? during(stop.signal) : Promise.resolve()).then(
+    () => null,
+    (error: unknown) => error,
+  );
   const loads = await Promise.all(specs.map((spec) => runLoad(spec, durationSec)));
   const cpuMs = meter.stop();
   stop.abort();
-  await sidecar;
+  const failure = await sidecar;
+  if (failure) throw failure;
   const total = loads.reduce((n, l) => n + l.requests, 0);
   const cpu = cpuMs.reduce((a, b) => a + b, 0);
   return { loads, cpuMs, cpuMsPerRequest: total > 0 ? cpu / total : Number.NaN };

@@ -64,7 +64,9 @@ export class ChildService {
       ]);
     } catch (error) {
       await service.stop();
-      throw new Error(`${spec.name} did not become ready: ${(error as Error).message}\n${tail(spec.logFile)}`);
+      throw new Error(
+        `${spec.name} did not become ready: ${(error as Error).message}\n${tail(spec.logFile)}`,
+      );
     }
     return service;
   }

@@ -39,7 +39,8 @@ export function expectStatus(status: number, expected?: number): string | undefi
 export function graphqlCheck(status: number, body: string, mustContain?: string): string | undefined {
   if (status !== 200) return `HTTP ${status}: ${body.slice(0, 200)}`;
   if (!body.startsWith('{"data"') || body.includes('"errors"')) return `GraphQL error: ${body.slice(0, 200)}`;
-  if (mustContain !== undefined && !body.includes(mustContain)) return `answer lacks ${mustContain}: ${body.slice(0, 200)}`;
+  if (mustContain !== undefined && !body.includes(mustContain))
+    return `answer lacks ${mustContain}: ${body.slice(0, 200)}`;
   return undefined;
 }
 
@@ -62,7 +63,11 @@ export function graphStep(
       const variables = pick();
       context.expect = variables && expect ? expect(variables) : undefined;
       const extra = headers?.(context);
-      return { ...request, body: gqlBody(query, variables), ...(extra ? { headers: extra } : {}) };
+      return {
+        ...request,
+        body: gqlBody(query, variables),
+        ...(extra ? { headers: { ...request.headers, ...extra } } : {}),
+      };
     },
     check: (status: number, body: string, context: Context, _headers: IncomingHttpHeaders) =>
       graphqlCheck(status, body, context.expect as string | undefined),

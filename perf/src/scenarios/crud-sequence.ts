@@ -51,7 +51,9 @@ export function sequenceSteps(context: ScenarioContext): Step[] {
     const bad = expectStatus(status, 200);
     if (bad) return bad;
     const doc = parse(text);
-    return doc?.id === ctx.id && doc?.name === `${ctx.name as string}${suffix}` ? undefined : `wrong body ${text}`;
+    return doc?.id === ctx.id && doc?.name === `${ctx.name as string}${suffix}`
+      ? undefined
+      : `wrong body ${text}`;
   };
   return [
     {

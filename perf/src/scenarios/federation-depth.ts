@@ -35,7 +35,12 @@ export function expectedTree(dataset: Dataset, f: number): Doc {
             .hensOfCoop(c)
             .map((h) => {
               const hen = dataset.hen(h);
-              return { id: hen.id, name: hen.payload.name, breed: hen.payload.breed, status: hen.payload.status ?? null };
+              return {
+                id: hen.id,
+                name: hen.payload.name,
+                breed: hen.payload.breed,
+                status: hen.payload.status ?? null,
+              };
             })
             .sort(byIdOrder),
         };
@@ -62,7 +67,10 @@ async function gate(context: ScenarioContext, side: Side): Promise<void> {
     const { farmOutput, ...tree } = got;
     checkEqual(normalise(tree), expectedTree(dataset, f), `${side} depth-3 tree of farm ${f}`);
     const outputs = farmOutput as Doc[] | null;
-    check(Array.isArray(outputs) && outputs.length === 1, `${side}: farm ${f} farmOutput ${JSON.stringify(outputs)}`);
+    check(
+      Array.isArray(outputs) && outputs.length === 1,
+      `${side}: farm ${f} farmOutput ${JSON.stringify(outputs)}`,
+    );
     const output = outputs[0]!;
     const want = dataset.farmOutput(f);
     checkEqual(
@@ -98,7 +106,14 @@ export const federationDepth: Scenario = {
             label: `federation-depth ${side} ${d.name}`,
             baseUrl: urls(context, side).graph,
             connections,
-            steps: [graphStep('farm', d.query, () => ({ id: picker.id('farm') }), (v) => `"${v.id as string}"`)],
+            steps: [
+              graphStep(
+                'farm',
+                d.query,
+                () => ({ id: picker.id('farm') }),
+                (v) => `"${v.id as string}"`,
+              ),
+            ],
           }),
           servers: (side) => (side === 'ours' ? ['read-api'] : ['bare-graphql']),
         }),

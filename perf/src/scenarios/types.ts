@@ -12,6 +12,18 @@ export const scenarioNames = [
 ] as const;
 export type ScenarioName = (typeof scenarioNames)[number];
 
+/**
+ * The order scenarios run in, whatever order they were asked for: reads first, because the GraphQL
+ * gates compare with the generated data and the REST scenarios add farms, coops and containers.
+ */
+export const executionOrder: readonly ScenarioName[] = [
+  'graphql-queries',
+  'federation-depth',
+  'mixed-workload',
+  'rest-crud',
+  'crud-sequence',
+];
+
 /** How long and how hard to load. */
 export interface Plan {
   /** Measured runs per case and side; the median is reported. */

@@ -1,0 +1,14 @@
+import { crudSequence } from './crud-sequence.js';
+import { federationDepth } from './federation-depth.js';
+import { graphqlQueries } from './graphql-queries.js';
+import { mixedWorkload } from './mixed-workload.js';
+import { restCrud } from './rest-crud.js';
+import type { Scenario, ScenarioName } from './types.js';
+
+export const scenarios: Readonly<Record<ScenarioName, Scenario>> = {
+  'rest-crud': restCrud,
+  'crud-sequence': crudSequence,
+  'graphql-queries': graphqlQueries,
+  'federation-depth': federationDepth,
+  'mixed-workload': mixedWorkload,
+};

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { parseStatTicks } from '../src/lib/proc.js';
+import { formatDuration, progressLine } from '../src/lib/progress.js';
+import { median, percentileOfSorted, ratio, SampleBuffer, summarizeLatencies } from '../src/lib/stats.js';
+
+describe('median', () => {
+  it('takes the middle value of an odd count and the mean of the two middles of an even count', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([7])).toBe(7);
+  });
+
+  it('does not reorder its input', () => {
+    const input = [3, 1, 2];
+    median(input);
+    expect(input).toEqual([3, 1, 2]);
+  });
+
+  it('refuses an empty list', () => {
+    expect(() => median([])).toThrow();
+  });
+});
+
+describe('percentileOfSorted (nearest rank)', () => {
+  const hundred = Array.from({ length: 100 }, (_, i) => i + 1);
+
+  it('returns the smallest value with at least p% of samples at or below it', () => {
+    expect(percentileOfSorted(hundred, 50)).toBe(50);
+    expect(percentileOfSorted(hundred, 97.5)).toBe(98);
+    expect(percentileOfSorted(hundred, 99)).toBe(99);
+    expect(percentileOfSorted(hundred, 100)).toBe(100);
+    expect(percentileOfSorted(hundred, 0)).toBe(1);
+  });
+
+  it('handles tiny samples and empty input', () => {
+    expect(percentileOfSorted([5], 99)).toBe(5);
+    expect(percentileOfSorted([1, 2], 50)).toBe(1);
+    expect(percentileOfSorted([], 50)).toBeNaN();
+  });
+});
+
+describe('summarizeLatencies', () => {
+  it('summarises unsorted sub-millisecond samples exactly', () => {
+    const s = summarizeLatencies([0.3, 0.1, 0.2, 0.4]);
+    expect(s).toEqual({ count: 4, mean: 0.25, p50: 0.2, p97_5: 0.4, p99: 0.4, max: 0.4 });
+  });
+});
+
+describe('ratio', () => {
+  it('divides ours by the baseline and gives null when it cannot', () => {
+    expect(ratio(7, 10)).toBeCloseTo(0.7);
+    expect(ratio(undefined, 10)).toBeNull();
+    expect(ratio(1, 0)).toBeNull();
+    expect(ratio(Number.NaN, 1)).toBeNull();
+  });
+});
+
+describe('SampleBuffer', () => {
+  it('grows past its initial capacity and keeps every value', () => {
+    const b = new SampleBuffer();
+    for (let i = 0; i < 10_000; i++) b.push(i);
+    expect(b.length).toBe(10_000);
+    expect(b.values()[9_999]).toBe(9_999);
+    expect(b.values().length).toBe(10_000);
+  });
+});
+
+describe('parseStatTicks', () => {
+  it('adds utime and stime (fields 14 and 15), even when the command name has spaces and parentheses', () => {
+    const stat = '4242 (node (x) y) S 1 4242 4242 0 -1 4194560 500 0 0 0 1234 567 0 0 20 0 11 0 100 0 0';
+    expect(parseStatTicks(stat)).toBe(1234 + 567);
+  });
+});
+
+describe('progress line', () => {
+  it('shows percentage, counts, rate and an ETA', () => {
+    const line = progressLine('small', 50_000, 100_000, 2);
+    expect(line).toContain('50.0%');
+    expect(line).toContain('50,000/100,000 rows');
+    expect(line).toContain('25,000 rows/s');
+    expect(line).toContain('ETA 2.0s');
+  });
+
+  it('formats durations in s, m and h', () => {
+    expect(formatDuration(5.25)).toBe('5.3s');
+    expect(formatDuration(125)).toBe('2m05s');
+    expect(formatDuration(7_260)).toBe('2h01m');
+  });
+});
