@@ -19,7 +19,10 @@ const workspaceSources = [
 
 export default defineConfig({
   resolve: {
-    alias: workspaceSources.map(([find, path]) => ({ find: new RegExp(`^${find}$`), replacement: src(path) })),
+    alias: workspaceSources.map(([find, path]) => ({
+      find: new RegExp(`^${find}$`),
+      replacement: src(path),
+    })),
   },
   test: {
     include: ['packages/*/test/**/*.spec.ts', 'services/*/test/**/*.spec.ts', 'perf/test/**/*.spec.ts'],

@@ -25,7 +25,7 @@ export const configSchema = z.object({
   EGGMESH_BULK_MAX_ITEMS: positive(1000),
   EGGMESH_MIN_POSITION_WAIT_MS: z.coerce.number().int().min(0).default(5000),
   EGGMESH_GRAPHQL_MAX_DEPTH: positive(8),
-  EGGMESH_GRAPHQL_MAX_COST: positive(5000),
+  EGGMESH_GRAPHQL_MAX_COST: positive(2_000_000),
   EGGMESH_PROJECTOR_BATCH: positive(2000),
   EGGMESH_PROJECTOR_IDLE_POLL_MS: positive(5),
   EGGMESH_SHUTDOWN_TIMEOUT_MS: positive(10_000),

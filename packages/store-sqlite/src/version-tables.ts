@@ -46,12 +46,13 @@ export function entityDdl(entity: EntityName): string {
     .join('\n');
   return `
 CREATE TABLE IF NOT EXISTS ${versions} (
-  id TEXT NOT NULL, created_at INTEGER NOT NULL, deleted INTEGER NOT NULL DEFAULT 0, payload TEXT${generated},
-  PRIMARY KEY (id, created_at)
-) WITHOUT ROWID;
+  seq INTEGER PRIMARY KEY, id TEXT NOT NULL, created_at INTEGER NOT NULL, deleted INTEGER NOT NULL DEFAULT 0,
+  payload TEXT${generated}
+);
+CREATE UNIQUE INDEX IF NOT EXISTS ${quote(`${entity}_versions_id`)} ON ${versions} (id, created_at);
 CREATE TABLE IF NOT EXISTS ${current} (
-  id TEXT NOT NULL PRIMARY KEY, created_at INTEGER NOT NULL, payload TEXT NOT NULL${generated}
-) WITHOUT ROWID;
+  seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL, payload TEXT NOT NULL${generated}
+);
 ${indexes}`;
 }
 

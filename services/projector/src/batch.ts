@@ -67,9 +67,9 @@ export class Batch {
   /** State rows whose ref is `ref`, as of the batch's own changes. */
   stateByRef(kind: string, ref: string): ProjectionStateRow[] {
     const out = new Map<string, ProjectionStateRow>();
+    // A committed row counts unless this batch changed it (a row only read is still the committed one).
     for (const row of this.committed.stateByRefSync(kind, ref)) {
-      const mine = this.state.get(key(kind, row.id));
-      if (mine === undefined) out.set(row.id, row);
+      if (!this.dirtyState.has(key(kind, row.id))) out.set(row.id, row);
     }
     for (const [id, row] of this.refIndex.get(key(kind, ref)) ?? []) out.set(id, row);
     return [...out.values()];

@@ -1,10 +1,5 @@
 import type { LogEntry } from '@eggmesh/store';
-import {
-  currentGeneration,
-  openProjectionStore,
-  type SqlitePrimaryStore,
-  type SqliteProjectionStore,
-} from '@eggmesh/store-sqlite';
+import { currentGeneration, openProjectionStore, type SqliteProjectionStore } from '@eggmesh/store-sqlite';
 import { applyEntry } from './apply.js';
 import { Batch } from './batch.js';
 

@@ -1,9 +1,11 @@
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '@eggmesh/service-kit';
 import {
   currentGeneration,
   dataFiles,
   newGenerationName,
+  openDatabase,
   openProjectionStore,
   promoteGeneration,
   removeStaleGenerations,
@@ -37,6 +39,16 @@ if (!Number.isInteger(batchSize) || batchSize < 1) {
   process.exit(2);
 }
 const dir = dataFiles(config.dataDir).projectionsDir;
+// One rebuild at a time: each removes the generations it does not know, including one another rebuild
+// is still writing. The SQLite write lock is released when the process dies, so a killed rebuild never
+// blocks the next one.
+const lock = openDatabase(join(dir, 'rebuild.lock'), { busyTimeoutMs: 0 });
+try {
+  lock.exec('BEGIN EXCLUSIVE');
+} catch {
+  console.error(`another rebuild is running on ${dir}`);
+  process.exit(3);
+}
 const log = await openLogSource(config.dataDir, (m) => console.error(m));
 const previous = currentGeneration(dir);
 const generation = newGenerationName();
@@ -75,6 +87,7 @@ promoteGeneration(dir, generation);
 await store.close();
 await log.close();
 const removed = removeStaleGenerations(dir, previous ? [previous] : []);
+lock.close();
 
 const summary = {
   generation,

@@ -1,9 +1,10 @@
-import cors from '@fastify/cors';
 import { entityNames } from '@eggmesh/schema';
-import { type Config, loggerOptions } from '@eggmesh/service-kit';
+import { type Config, loggerOptions, requestLogging } from '@eggmesh/service-kit';
+import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { httpErrors } from './errors.js';
 import { graphqlEndpoint, type ReadStore } from './graphql/endpoint.js';
+import { DEFAULT_LIST_FAN_OUT } from './limits/cost.js';
 import { entityResolvers, unifiedResolvers } from './schema/resolvers.js';
 import { entitySdl, unifiedSdl } from './schema/sdl.js';
 
@@ -22,8 +23,35 @@ const corsOrigin = (origin: string): string | string[] =>
  * `POST|GET /graphql` with GraphiQL at `/graphiql`, `/health` and `/ready`. Never listens.
  */
 export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): FastifyInstance {
-  const app = Fastify({ logger: loggerOptions(config, 'read-api'), bodyLimit: config.bodyLimitBytes });
+  const app = Fastify({
+    logger: loggerOptions(config, 'read-api'),
+    logController: requestLogging(config.logRequests),
+    bodyLimit: config.bodyLimitBytes,
+    requestIdHeader: 'x-request-id',
+  });
   app.register(cors, { origin: corsOrigin(config.corsOrigin) });
+
+  // Once closing, answer in-flight requests with `Connection: close` so kept-alive sockets do not
+  // hold app.close() open until the shutdown timeout.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
+
+  // The GraphQL scopes format their own errors; these cover the plain routes.
+  app.setNotFoundHandler((request, reply) => {
+    const { code, status } = httpErrors.ROUTE_NOT_FOUND;
+    reply.code(status).send({ error: `no route ${request.method} ${request.url}`, code });
+  });
+  app.setErrorHandler((error, request, reply) => {
+    request.log.error({ err: error }, 'request failed');
+    const { code, status } = httpErrors.INTERNAL;
+    reply.code(status).send({ error: 'internal error', code });
+  });
 
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (request, reply) => {
@@ -32,7 +60,7 @@ export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): 
       return { status: 'ready', replica, projections };
     } catch (error) {
       request.log.warn({ err: error }, 'read store not ready');
-      const { code, status } = httpErrors.NOT_READY;
+      const { code, status } = httpErrors.UNAVAILABLE;
       return reply.code(status).send({ status: 'unavailable', code, error: (error as Error).message });
     }
   });
@@ -53,7 +81,7 @@ export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): 
   app.register(async (scope) =>
     graphqlEndpoint(scope, {
       path: '/graphql',
-      schema: unifiedSdl(config.list),
+      schema: unifiedSdl(config.list, { ...config.graphql, listFanOut: DEFAULT_LIST_FAN_OUT }),
       resolvers: unifiedResolvers(),
       graphiql: true,
       store,

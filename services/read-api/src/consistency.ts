@@ -41,11 +41,16 @@ const POLL_MS = 3;
  * Waits until both the replica and the projections reflect `requested`, or until `boundMs` passed;
  * in the second case the answer says `stale: true` and the caller serves what it has.
  */
-export async function waitForPosition(store: Positions, requested: number, boundMs: number): Promise<Consistency> {
+export async function waitForPosition(
+  store: Positions,
+  requested: number,
+  boundMs: number,
+): Promise<Consistency> {
   const deadline = performance.now() + boundMs;
   for (;;) {
     const [replica, projections] = await Promise.all([store.replicaPosition(), store.projectionPosition()]);
-    if (replica >= requested && projections >= requested) return { requested, replica, projections, stale: false };
+    if (replica >= requested && projections >= requested)
+      return { requested, replica, projections, stale: false };
     const left = deadline - performance.now();
     if (left <= 0) return { requested, replica, projections, stale: true };
     await sleep(Math.min(POLL_MS, left));

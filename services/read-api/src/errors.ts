@@ -7,7 +7,11 @@ import { GraphQLError } from './graphql/runtime.js';
  * pins the two together.
  */
 export const graphqlErrors = {
-  PARSE_FAILED: { code: 'GRAPHQL_PARSE_FAILED', status: 400, summary: 'the query is not valid GraphQL syntax' },
+  PARSE_FAILED: {
+    code: 'GRAPHQL_PARSE_FAILED',
+    status: 400,
+    summary: 'the query is not valid GraphQL syntax',
+  },
   VALIDATION_FAILED: {
     code: 'GRAPHQL_VALIDATION_FAILED',
     status: 400,
@@ -18,8 +22,16 @@ export const graphqlErrors = {
     status: 400,
     summary: 'the HTTP request is not a GraphQL request (no query, malformed JSON body or variables)',
   },
-  DEPTH: { code: 'EGGMESH_GRAPHQL_DEPTH', status: 400, summary: 'the query nests deeper than the depth limit' },
-  COST: { code: 'EGGMESH_GRAPHQL_COST', status: 400, summary: 'the estimated number of rows exceeds the cost limit' },
+  DEPTH: {
+    code: 'EGGMESH_GRAPHQL_DEPTH',
+    status: 400,
+    summary: 'the query nests deeper than the depth limit',
+  },
+  COST: {
+    code: 'EGGMESH_GRAPHQL_COST',
+    status: 400,
+    summary: 'the estimated number of rows exceeds the cost limit',
+  },
   BAD_MIN_POSITION: {
     code: 'EGGMESH_GRAPHQL_BAD_MIN_POSITION',
     status: 400,
@@ -30,7 +42,11 @@ export const graphqlErrors = {
     status: 400,
     summary: 'an argument value is out of range (e.g. `limit` below 1)',
   },
-  INTERNAL: { code: 'INTERNAL_SERVER_ERROR', status: 500, summary: 'the server failed; the log has the cause' },
+  INTERNAL: {
+    code: 'INTERNAL_SERVER_ERROR',
+    status: 500,
+    summary: 'the server failed; the log has the cause',
+  },
 } as const;
 
 export type GraphqlErrorName = keyof typeof graphqlErrors;
@@ -52,7 +68,13 @@ export function graphqlError(
   return new GraphQLError(message, { ...options, extensions: { code: graphqlErrors[name].code } });
 }
 
-/** Codes of the plain HTTP routes (not GraphQL). */
+/** Codes of the plain HTTP routes (not GraphQL); the same codes as the write-api's. */
 export const httpErrors = {
-  NOT_READY: { code: 'EGGMESH_READ_NOT_READY', status: 503, summary: '`/ready`: the store did not answer' },
+  ROUTE_NOT_FOUND: { code: 'EGGMESH_ROUTE_NOT_FOUND', status: 404, summary: 'unknown path' },
+  UNAVAILABLE: {
+    code: 'EGGMESH_UNAVAILABLE',
+    status: 503,
+    summary: '`/ready` when the store does not answer',
+  },
+  INTERNAL: { code: 'EGGMESH_INTERNAL', status: 500, summary: 'a bug: logged with its stack' },
 } as const;

@@ -8,7 +8,7 @@ export {
 } from './consistency.js';
 export { type GraphqlErrorCode, graphqlErrors, httpErrors } from './errors.js';
 export type { ReadStore } from './graphql/endpoint.js';
-export { type CostModel, estimateCost } from './limits/cost.js';
+export { type CostModel, DEFAULT_LIST_FAN_OUT, estimateCost } from './limits/cost.js';
 export { depthLimitRule } from './limits/depth-rule.js';
 export { unifiedNames } from './schema/naming.js';
-export { entitySdl, type ListLimits, unifiedSdl } from './schema/sdl.js';
+export { entitySdl, type ListLimits, type QueryLimits, unifiedSdl } from './schema/sdl.js';

@@ -50,7 +50,11 @@ export class ReadContext {
     return node;
   }
 
-  async byId(entity: EntityName, id: string | null | undefined, at: number | null | undefined): Promise<Node | null> {
+  async byId(
+    entity: EntityName,
+    id: string | null | undefined,
+    at: number | null | undefined,
+  ): Promise<Node | null> {
     if (id == null) return null;
     const record = await this.store.get(entity, id, { at: at ?? undefined });
     return record ? this.node(entity, record, at ?? undefined) : null;
@@ -62,7 +66,12 @@ export class ReadContext {
     return records.map((r) => this.node(entity, r, options.at));
   }
 
-  async filter(entity: EntityName, field: string, value: string | null | undefined, args: PageArgs): Promise<Node[]> {
+  async filter(
+    entity: EntityName,
+    field: string,
+    value: string | null | undefined,
+    args: PageArgs,
+  ): Promise<Node[]> {
     const options = this.page(args);
     if (value == null) return [];
     const records = await this.store.findBy(entity, field, value, options);

@@ -8,7 +8,9 @@ const RETRY_MS = 500;
 
 /** One JSON line in the shape of the service's pino logs, for before the app (and its logger) exists. */
 const bootLog = (level: number, msg: string, extra: Record<string, unknown> = {}) =>
-  process.stdout.write(`${JSON.stringify({ level, time: Date.now(), service: 'read-api', msg, ...extra })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ level, time: Date.now(), service: 'read-api', msg, ...extra })}\n`,
+  );
 
 /**
  * Opens the data directory read-only. The write-api creates the primary file; until it has (file and

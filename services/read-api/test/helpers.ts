@@ -126,7 +126,11 @@ export async function gql(
   app: FastifyInstance,
   path: string,
   query: string,
-  options: { variables?: Record<string, unknown>; operationName?: string; headers?: Record<string, string> } = {},
+  options: {
+    variables?: Record<string, unknown>;
+    operationName?: string;
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<GqlResponse> {
   const response = await app.inject({
     method: 'POST',
@@ -177,19 +181,65 @@ export async function seed(f: Fixture): Promise<number> {
     create('coop', C0, { name: 'Coop A', farm_id: F0, capacity: 40, coop_type: 'barn' }),
     create('coop', C1, { name: 'Coop B', farm_id: F0, capacity: 20, coop_type: 'mobile' }),
     create('coop', C2, { name: 'Coop C', farm_id: F1, capacity: 10, coop_type: 'barn' }),
-    create('hen', H0, { name: 'Henrietta', coop_id: C0, breed: 'leghorn', dob: '2025-03-01', status: 'active' }),
+    create('hen', H0, {
+      name: 'Henrietta',
+      coop_id: C0,
+      breed: 'leghorn',
+      dob: '2025-03-01',
+      status: 'active',
+    }),
     create('hen', H1, { name: 'Clucky', coop_id: C0, breed: 'sussex' }),
     create('hen', H2, { name: 'Pecky', coop_id: C1, breed: 'orpington', status: 'retired' }),
     create('hen', H3, { name: 'Goldie', coop_id: C2, breed: 'plymouth_rock' }),
-    create('lay_report', ids.layReport[0], { hen_id: H0, coop_id: C0, farm_id: F0, eggs: 2, timestamp: ts, quality: 'grade_a' }),
+    create('lay_report', ids.layReport[0], {
+      hen_id: H0,
+      coop_id: C0,
+      farm_id: F0,
+      eggs: 2,
+      timestamp: ts,
+      quality: 'grade_a',
+    }),
     create('lay_report', ids.layReport[1], { hen_id: H0, coop_id: C0, farm_id: F0, eggs: 1, timestamp: ts }),
-    create('lay_report', ids.layReport[2], { hen_id: H2, coop_id: C1, farm_id: F0, eggs: 3, timestamp: ts, quality: 'cracked' }),
-    create('container', K0, { name: 'Main Warehouse', container_type: 'warehouse', capacity: 1000, zone: 'north' }),
-    create('container', K1, { name: 'Corner Shelf', container_type: 'market_shelf', capacity: 50, zone: 'south' }),
-    create('consumer', U0, { name: 'The Bakery', consumer_type: 'bakery', zone: 'south', weekly_demand: 120 }),
+    create('lay_report', ids.layReport[2], {
+      hen_id: H2,
+      coop_id: C1,
+      farm_id: F0,
+      eggs: 3,
+      timestamp: ts,
+      quality: 'cracked',
+    }),
+    create('container', K0, {
+      name: 'Main Warehouse',
+      container_type: 'warehouse',
+      capacity: 1000,
+      zone: 'north',
+    }),
+    create('container', K1, {
+      name: 'Corner Shelf',
+      container_type: 'market_shelf',
+      capacity: 50,
+      zone: 'south',
+    }),
+    create('consumer', U0, {
+      name: 'The Bakery',
+      consumer_type: 'bakery',
+      zone: 'south',
+      weekly_demand: 120,
+    }),
     create('consumer', U1, { name: 'The Smiths', consumer_type: 'household', zone: 'north' }),
-    create('storage_deposit', ids.deposit, { container_id: K0, source_type: 'farm', source_id: F0, eggs: 100, timestamp: ts }),
-    create('storage_withdrawal', ids.withdrawal, { container_id: K0, reason: 'breakage', eggs: 5, timestamp: ts }),
+    create('storage_deposit', ids.deposit, {
+      container_id: K0,
+      source_type: 'farm',
+      source_id: F0,
+      eggs: 100,
+      timestamp: ts,
+    }),
+    create('storage_withdrawal', ids.withdrawal, {
+      container_id: K0,
+      reason: 'breakage',
+      eggs: 5,
+      timestamp: ts,
+    }),
     create('container_transfer', ids.transfer, {
       source_container_id: K0,
       dest_container_id: K1,
@@ -197,18 +247,63 @@ export async function seed(f: Fixture): Promise<number> {
       timestamp: ts,
       transport_method: 'van',
     }),
-    create('consumption_report', ids.consumption, { consumer_id: U0, container_id: K1, eggs: 12, timestamp: ts, purpose: 'baking' }),
+    create('consumption_report', ids.consumption, {
+      consumer_id: U0,
+      container_id: K1,
+      eggs: 12,
+      timestamp: ts,
+      purpose: 'baking',
+    }),
   ]);
   const day = String(Math.floor(T0 / DAY));
   await f.project([
-    { entity: 'container_inventory', id: K0, payload: { ...emptyInventory(K0), capacity: 1000, current_eggs: 65, total_deposits: 100, total_withdrawals: 5, total_transfers_out: 30, utilization_pct: 6.5 } },
-    { entity: 'container_inventory', id: K1, payload: { ...emptyInventory(K1), capacity: 50, current_eggs: 18, total_transfers_in: 30, total_consumed: 12, utilization_pct: 36 } },
-    { entity: 'hen_productivity', id: H0, payload: { ...emptyHen(H0), farm_id: F0, total_eggs: 3, good_eggs: 3, days: { [day]: 3 } } },
+    {
+      entity: 'container_inventory',
+      id: K0,
+      payload: {
+        ...emptyInventory(K0),
+        capacity: 1000,
+        current_eggs: 65,
+        total_deposits: 100,
+        total_withdrawals: 5,
+        total_transfers_out: 30,
+        utilization_pct: 6.5,
+      },
+    },
+    {
+      entity: 'container_inventory',
+      id: K1,
+      payload: {
+        ...emptyInventory(K1),
+        capacity: 50,
+        current_eggs: 18,
+        total_transfers_in: 30,
+        total_consumed: 12,
+        utilization_pct: 36,
+      },
+    },
+    {
+      entity: 'hen_productivity',
+      id: H0,
+      payload: { ...emptyHen(H0), farm_id: F0, total_eggs: 3, good_eggs: 3, days: { [day]: 3 } },
+    },
     { entity: 'hen_productivity', id: H1, payload: { ...emptyHen(H1), farm_id: F0 } },
-    { entity: 'hen_productivity', id: H2, payload: { ...emptyHen(H2), farm_id: F0, total_eggs: 3, good_eggs: 0, days: { [day]: 3 } } },
+    {
+      entity: 'hen_productivity',
+      id: H2,
+      payload: { ...emptyHen(H2), farm_id: F0, total_eggs: 3, good_eggs: 0, days: { [day]: 3 } },
+    },
     { entity: 'hen_productivity', id: H3, payload: { ...emptyHen(H3), farm_id: F1 } },
-    { entity: 'farm_output', id: F0, payload: { ...emptyFarm(F0), farm_type: 'megafarm', active_hens: 2, total_hens: 3, days: { [day]: 6 } } },
-    { entity: 'farm_output', id: F1, payload: { ...emptyFarm(F1), farm_type: 'local_farm', active_hens: 1, total_hens: 1 } },
+    {
+      entity: 'farm_output',
+      id: F0,
+      payload: { ...emptyFarm(F0), farm_type: 'megafarm', active_hens: 2, total_hens: 3, days: { [day]: 6 } },
+    },
+    {
+      entity: 'farm_output',
+      id: F1,
+      payload: { ...emptyFarm(F1), farm_type: 'local_farm', active_hens: 1, total_hens: 1 },
+    },
     { entity: 'farm_output', id: F2, payload: { ...emptyFarm(F2), farm_type: 'homestead' } },
   ]);
   return f.primary.headSync();

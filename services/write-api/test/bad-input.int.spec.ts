@@ -2,7 +2,16 @@
 import { type EntityName, entities } from '@eggmesh/schema';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { clientEntities, expectError, newId, type Payload, Samples, send, startApp, type TestApp } from './helpers.js';
+import {
+  clientEntities,
+  expectError,
+  newId,
+  type Payload,
+  Samples,
+  send,
+  startApp,
+  type TestApp,
+} from './helpers.js';
 
 type Issue = { path: (string | number)[]; code: string; message: string };
 type ErrorBody = { error: string; code: string; issues?: Issue[]; index?: number };
@@ -18,7 +27,8 @@ let rowCounts: Record<string, number> = {};
 
 const countRows = async () => {
   const counts: Record<string, number> = {};
-  for (const name of clientEntities) counts[name] = ((await send(t.app, 'GET', `/${name}/api`)).json() as unknown[]).length;
+  for (const name of clientEntities)
+    counts[name] = ((await send(t.app, 'GET', `/${name}/api`)).json() as unknown[]).length;
   return counts;
 };
 
@@ -69,7 +79,8 @@ async function invalid(res: LightMyRequestResponse, ...paths: (string | number)[
 }
 
 const post = (name: EntityName, body: unknown) => send(t.app, 'POST', `/${name}/api`, body);
-const put = (name: EntityName, body: unknown) => send(t.app, 'PUT', `/${name}/api/${existing[name]!.id}`, body);
+const put = (name: EntityName, body: unknown) =>
+  send(t.app, 'PUT', `/${name}/api/${existing[name]!.id}`, body);
 const bulk = (name: EntityName, body: unknown) => send(t.app, 'POST', `/${name}/api/bulk`, body);
 const raw = (method: 'POST' | 'PUT', url: string, payload: string, contentType?: string) =>
   t.app.inject({ method, url, payload, headers: contentType ? { 'content-type': contentType } : {} });
@@ -93,7 +104,11 @@ describe('malformed and empty bodies', () => {
 
   it('an empty body declared as JSON is 400 EGGMESH_BAD_JSON', async () => {
     await refused(await raw('POST', '/farm/api', '', 'application/json'), 400, 'EGGMESH_BAD_JSON');
-    await refused(await raw('PUT', `/farm/api/${existing.farm!.id}`, '', 'application/json'), 400, 'EGGMESH_BAD_JSON');
+    await refused(
+      await raw('PUT', `/farm/api/${existing.farm!.id}`, '', 'application/json'),
+      400,
+      'EGGMESH_BAD_JSON',
+    );
     await refused(await raw('POST', '/farm/api/bulk', '', 'application/json'), 400, 'EGGMESH_BAD_JSON');
     await nothingWritten();
   });
@@ -128,7 +143,11 @@ describe('field validation', () => {
     await invalid(await post('coop', { ...valid.coop, capacity: '10' }), ['capacity']);
     await invalid(await post('coop', { ...valid.coop, capacity: 2.5 }), ['capacity']);
     await invalid(await post('consumer', { ...valid.consumer, weekly_demand: -1 }), ['weekly_demand']);
-    await invalid(await post('lay_report', { ...valid.lay_report, eggs: '3', hen_id: 7 }), ['eggs'], ['hen_id']);
+    await invalid(
+      await post('lay_report', { ...valid.lay_report, eggs: '3', hen_id: 7 }),
+      ['eggs'],
+      ['hen_id'],
+    );
     await invalid(await post('hen', { ...valid.hen, status: null }), ['status']);
     await invalid(await put('container', { ...valid.container, capacity: true }), ['capacity']);
     await nothingWritten();
@@ -151,7 +170,11 @@ describe('field validation', () => {
 
   it('unknown fields are refused, each named by its path', async () => {
     for (const name of clientEntities) {
-      const body = await invalid(await post(name, { ...valid[name], colour: 'brown', legs: 2 }), ['colour'], ['legs']);
+      const body = await invalid(
+        await post(name, { ...valid[name], colour: 'brown', legs: 2 }),
+        ['colour'],
+        ['legs'],
+      );
       expect(JSON.stringify(body.issues)).toContain('colour');
       await invalid(await put(name, { ...valid[name], colour: 'brown' }), ['colour']);
     }
@@ -182,7 +205,9 @@ describe('field validation', () => {
         await invalid(await post(name, { ...valid[name], [field]: 'not-a-uuid' }), [field]);
       }
     }
-    await invalid(await post('storage_deposit', { ...valid.storage_deposit, source_id: '1234' }), ['source_id']);
+    await invalid(await post('storage_deposit', { ...valid.storage_deposit, source_id: '1234' }), [
+      'source_id',
+    ]);
     await invalid(await put('farm', { ...valid.farm, id: 'abc' }), ['id']);
     await nothingWritten();
   });
@@ -211,17 +236,27 @@ describe('field validation', () => {
     ['an impossible hour', '2026-02-20T25:30:00Z'],
     ['an empty string', ''],
   ])('a timestamp that is not ISO-8601 (%s) is refused', async (_label, value) => {
-    for (const name of ['lay_report', 'storage_deposit', 'storage_withdrawal', 'container_transfer'] as const) {
+    for (const name of [
+      'lay_report',
+      'storage_deposit',
+      'storage_withdrawal',
+      'container_transfer',
+    ] as const) {
       await invalid(await post(name, { ...valid[name], timestamp: value }), ['timestamp']);
     }
-    await invalid(await post('consumption_report', { ...valid.consumption_report, timestamp: 1771569000000 }), [
-      'timestamp',
-    ]);
+    await invalid(
+      await post('consumption_report', { ...valid.consumption_report, timestamp: 1771569000000 }),
+      ['timestamp'],
+    );
     await nothingWritten();
   });
 
   it('ISO-8601 timestamps with Z, an offset or fractions are accepted', async () => {
-    for (const timestamp of ['2026-02-20T06:30:00Z', '2026-02-20T06:30:00.123Z', '2026-02-20T07:30:00+01:00']) {
+    for (const timestamp of [
+      '2026-02-20T06:30:00Z',
+      '2026-02-20T06:30:00.123Z',
+      '2026-02-20T07:30:00+01:00',
+    ]) {
       const res = await post('storage_withdrawal', { ...valid.storage_withdrawal, timestamp });
       expect(res.statusCode, res.body).toBe(201);
       expect((res.json() as Payload).timestamp).toBe(timestamp);
@@ -243,7 +278,12 @@ describe('field validation', () => {
   });
 
   it('zero or negative eggs are refused where at least 1 is required; lay reports accept 0', async () => {
-    for (const name of ['storage_deposit', 'storage_withdrawal', 'container_transfer', 'consumption_report'] as const) {
+    for (const name of [
+      'storage_deposit',
+      'storage_withdrawal',
+      'container_transfer',
+      'consumption_report',
+    ] as const) {
       for (const eggs of [0, -1]) await invalid(await post(name, { ...valid[name], eggs }), ['eggs']);
     }
     await invalid(await post('lay_report', { ...valid.lay_report, eggs: -1 }), ['eggs']);
@@ -271,10 +311,23 @@ describe('field validation', () => {
 describe('requests the service does not take', () => {
   it('a non-JSON content type is 415 EGGMESH_UNSUPPORTED_MEDIA_TYPE', async () => {
     const body = JSON.stringify(valid.farm);
-    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'multipart/form-data']) {
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'application/xml',
+      'multipart/form-data',
+    ]) {
       await refused(await raw('POST', '/farm/api', body, type), 415, 'EGGMESH_UNSUPPORTED_MEDIA_TYPE');
-      await refused(await raw('PUT', `/farm/api/${existing.farm!.id}`, body, type), 415, 'EGGMESH_UNSUPPORTED_MEDIA_TYPE');
-      await refused(await raw('POST', '/farm/api/bulk', `[${body}]`, type), 415, 'EGGMESH_UNSUPPORTED_MEDIA_TYPE');
+      await refused(
+        await raw('PUT', `/farm/api/${existing.farm!.id}`, body, type),
+        415,
+        'EGGMESH_UNSUPPORTED_MEDIA_TYPE',
+      );
+      await refused(
+        await raw('POST', '/farm/api/bulk', `[${body}]`, type),
+        415,
+        'EGGMESH_UNSUPPORTED_MEDIA_TYPE',
+      );
     }
     // A body without any content type is not JSON either.
     await refused(await raw('POST', '/farm/api', body), 415, 'EGGMESH_UNSUPPORTED_MEDIA_TYPE');
@@ -291,7 +344,11 @@ describe('requests the service does not take', () => {
     await refused(await send(t.app, 'POST', '/chicken/api', valid.farm), 404, 'EGGMESH_ROUTE_NOT_FOUND');
     await refused(await send(t.app, 'GET', `/chicken/api/${newId()}`), 404, 'EGGMESH_ROUTE_NOT_FOUND');
     await refused(await send(t.app, 'DELETE', `/chicken/api/${newId()}`), 404, 'EGGMESH_ROUTE_NOT_FOUND');
-    await refused(await send(t.app, 'POST', '/chicken/api/bulk', [valid.farm]), 404, 'EGGMESH_ROUTE_NOT_FOUND');
+    await refused(
+      await send(t.app, 'POST', '/chicken/api/bulk', [valid.farm]),
+      404,
+      'EGGMESH_ROUTE_NOT_FOUND',
+    );
     await refused(await send(t.app, 'GET', '/farm'), 404, 'EGGMESH_ROUTE_NOT_FOUND');
     await refused(await send(t.app, 'GET', '/'), 404, 'EGGMESH_ROUTE_NOT_FOUND');
     await nothingWritten();
@@ -334,7 +391,11 @@ describe('requests the service does not take', () => {
     for (const q of ['limit=abc', 'limit=0', 'limit=-3', 'at=yesterday', 'at=-1', 'limit=100000']) {
       await refused(await send(t.app, 'GET', `/farm/api?${q}`), 400, 'EGGMESH_BAD_QUERY');
     }
-    await refused(await send(t.app, 'GET', `/farm/api/${existing.farm!.id}?at=soon`), 400, 'EGGMESH_BAD_QUERY');
+    await refused(
+      await send(t.app, 'GET', `/farm/api/${existing.farm!.id}?at=soon`),
+      400,
+      'EGGMESH_BAD_QUERY',
+    );
   });
 });
 

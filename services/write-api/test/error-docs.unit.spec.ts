@@ -3,7 +3,9 @@ import { errorCatalogue } from '@eggmesh/write-api';
 import { describe, expect, it } from 'vitest';
 
 const doc = readFileSync(new URL('../../../docs/api.md', import.meta.url), 'utf8');
-const rows = [...doc.matchAll(/^\| `(EGGMESH_[A-Z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1]!, Number(m[2])] as const);
+const rows = [...doc.matchAll(/^\| `(EGGMESH_[A-Z_]+)` \| (\d{3}) \|/gm)].map(
+  (m) => [m[1]!, Number(m[2])] as const,
+);
 
 describe('docs/api.md error table', () => {
   it('lists every write-api error code with its status', () => {

@@ -157,7 +157,8 @@ export class Samples {
         };
       case 'container_transfer': {
         const source = await this.target('container');
-        this.secondContainer ??= (await create(this.app, 'container', await this.payload('container'))).id as string;
+        this.secondContainer ??= (await create(this.app, 'container', await this.payload('container')))
+          .id as string;
         const dest = this.secondContainer;
         return {
           source_container_id: source,

@@ -1,6 +1,7 @@
 // The REST contract of domain.md §4, route by route, for all 13 entities, on a real SQLite file.
-import { type EntityName, entities, entityNames, jsonSchemaOf } from '@eggmesh/schema';
+
 import { emptyFarm, emptyHen, emptyInventory } from '@eggmesh/projections';
+import { type EntityName, entities, entityNames, jsonSchemaOf } from '@eggmesh/schema';
 import { openProjectionStore } from '@eggmesh/store-sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -29,7 +30,8 @@ const optionalFields = (name: EntityName) => {
   const required = new Set(schema.required ?? []);
   return Object.keys(schema.properties ?? {}).filter((f) => f !== 'id' && !required.has(f));
 };
-const requiredFields = (name: EntityName) => (jsonSchemaOf(name, 'input').required ?? []).filter((f) => f !== 'id');
+const requiredFields = (name: EntityName) =>
+  (jsonSchemaOf(name, 'input').required ?? []).filter((f) => f !== 'id');
 
 describe.each(clientEntities)('%s REST routes', (name) => {
   let t: TestApp;
@@ -135,7 +137,11 @@ describe.each(clientEntities)('%s REST routes', (name) => {
   it('PUT answers 404 for an id that never existed', async () => {
     const before = await t.head();
     const id = newId();
-    expectError(await send(t.app, 'PUT', `${base}/${id}`, await samples.payload(name)), 404, 'EGGMESH_NOT_FOUND');
+    expectError(
+      await send(t.app, 'PUT', `${base}/${id}`, await samples.payload(name)),
+      404,
+      'EGGMESH_NOT_FOUND',
+    );
     expect(await t.head()).toBe(before);
     expectError(await send(t.app, 'GET', `${base}/${id}`), 404, 'EGGMESH_NOT_FOUND');
   });
@@ -144,7 +150,10 @@ describe.each(clientEntities)('%s REST routes', (name) => {
     const created = await create(t.app, name, await samples.payload(name));
     const before = await t.head();
     const other = newId();
-    const res = await send(t.app, 'PUT', `${base}/${created.id}`, { ...(await samples.payload(name)), id: other });
+    const res = await send(t.app, 'PUT', `${base}/${created.id}`, {
+      ...(await samples.payload(name)),
+      id: other,
+    });
     expectError(res, 400, 'EGGMESH_ID_MISMATCH');
     expect(await t.head()).toBe(before);
     expect((await send(t.app, 'GET', `${base}/${created.id}`)).json()).toEqual(created);
@@ -161,7 +170,11 @@ describe.each(clientEntities)('%s REST routes', (name) => {
     expect(position(res)).toBe(before + 1);
 
     expectError(await send(t.app, 'GET', `${base}/${id}`), 404, 'EGGMESH_NOT_FOUND');
-    expectError(await send(t.app, 'PUT', `${base}/${id}`, await samples.payload(name)), 404, 'EGGMESH_NOT_FOUND');
+    expectError(
+      await send(t.app, 'PUT', `${base}/${id}`, await samples.payload(name)),
+      404,
+      'EGGMESH_NOT_FOUND',
+    );
     expectError(await send(t.app, 'DELETE', `${base}/${id}`), 404, 'EGGMESH_NOT_FOUND');
     expect(await t.head()).toBe(before + 1);
     expect((await listed()).has(id)).toBe(false);
@@ -225,8 +238,15 @@ describe.each(clientEntities)('%s REST routes', (name) => {
     const listBefore = await listed();
     const before = await t.head();
     const fresh = newId();
-    const items = [{ ...(await samples.payload(name)), id: fresh }, { ...(await samples.payload(name)), id: existing.id }];
-    const err = expectError(await send(t.app, 'POST', `${base}/bulk`, items), 409, 'EGGMESH_ALREADY_EXISTS') as {
+    const items = [
+      { ...(await samples.payload(name)), id: fresh },
+      { ...(await samples.payload(name)), id: existing.id },
+    ];
+    const err = expectError(
+      await send(t.app, 'POST', `${base}/bulk`, items),
+      409,
+      'EGGMESH_ALREADY_EXISTS',
+    ) as {
       index?: number;
     };
     expect(err.index).toBe(1);
@@ -263,7 +283,10 @@ describe.each(clientEntities)('%s REST routes', (name) => {
     const created = await send(t.app, 'POST', base, await samples.payload(name));
     expect(position(created)).toBe(++expected);
     const id = (created.json() as Payload).id as string;
-    const bulk = await send(t.app, 'POST', `${base}/bulk`, [await samples.payload(name), await samples.payload(name)]);
+    const bulk = await send(t.app, 'POST', `${base}/bulk`, [
+      await samples.payload(name),
+      await samples.payload(name),
+    ]);
     expected += 2;
     expect(position(bulk)).toBe(expected);
     const put = await send(t.app, 'PUT', `${base}/${id}`, await samples.payload(name));
@@ -280,7 +303,9 @@ describe.each(clientEntities)('%s REST routes', (name) => {
   it('answers with the CORS header', async () => {
     const res = await send(t.app, 'GET', base, undefined, { origin: 'https://dash.example' });
     expect(res.headers['access-control-allow-origin']).toBe('*');
-    const post = await send(t.app, 'POST', base, await samples.payload(name), { origin: 'https://dash.example' });
+    const post = await send(t.app, 'POST', base, await samples.payload(name), {
+      origin: 'https://dash.example',
+    });
     expect(post.headers['access-control-allow-origin']).toBe('*');
   });
 });
@@ -361,26 +386,29 @@ describe('projections are read-only', () => {
     expect(farm).toMatchObject({ farm_type: 'local_farm', active_hens: 1, total_hens: 1 });
   });
 
-  it.each(projectionNames)('%s refuses POST, PUT and DELETE with 405 EGGMESH_PROJECTION_READ_ONLY', async (name) => {
-    const id = ids[keyOf[name as keyof typeof keyOf]]!;
-    const base = `/${name}/api`;
-    const before = await t.head();
-    const attempts = [
-      send(t.app, 'POST', base, { id: newId() }),
-      send(t.app, 'POST', `${base}/bulk`, [{ id: newId() }]),
-      send(t.app, 'PUT', `${base}/${id}`, { id }),
-      send(t.app, 'DELETE', `${base}/${id}`),
-      send(t.app, 'DELETE', `${base}/${newId()}`),
-    ];
-    for (const res of await Promise.all(attempts)) {
-      const err = expectError(res, 405, 'EGGMESH_PROJECTION_READ_ONLY');
-      expect(err.error).toMatch(/projector/);
-      expect(res.headers.allow).toMatch(/GET/);
-      expect(res.headers.allow).not.toMatch(/POST|PUT|DELETE/);
-    }
-    expect(await t.head()).toBe(before);
-    expect((await send(t.app, 'GET', `${base}/${id}`)).statusCode).toBe(200);
-  });
+  it.each(projectionNames)(
+    '%s refuses POST, PUT and DELETE with 405 EGGMESH_PROJECTION_READ_ONLY',
+    async (name) => {
+      const id = ids[keyOf[name as keyof typeof keyOf]]!;
+      const base = `/${name}/api`;
+      const before = await t.head();
+      const attempts = [
+        send(t.app, 'POST', base, { id: newId() }),
+        send(t.app, 'POST', `${base}/bulk`, [{ id: newId() }]),
+        send(t.app, 'PUT', `${base}/${id}`, { id }),
+        send(t.app, 'DELETE', `${base}/${id}`),
+        send(t.app, 'DELETE', `${base}/${newId()}`),
+      ];
+      for (const res of await Promise.all(attempts)) {
+        const err = expectError(res, 405, 'EGGMESH_PROJECTION_READ_ONLY');
+        expect(err.error).toMatch(/projector/);
+        expect(res.headers.allow).toMatch(/GET/);
+        expect(res.headers.allow).not.toMatch(/POST|PUT|DELETE/);
+      }
+      expect(await t.head()).toBe(before);
+      expect((await send(t.app, 'GET', `${base}/${id}`)).statusCode).toBe(200);
+    },
+  );
 });
 
 describe('service endpoints', () => {
@@ -430,7 +458,9 @@ describe('service endpoints', () => {
     try {
       const res = await send(other.app, 'GET', '/farm/api', undefined, { origin: 'https://dash.example' });
       expect(res.headers['access-control-allow-origin']).toBe('https://dash.example');
-      const foreign = await send(other.app, 'GET', '/farm/api', undefined, { origin: 'https://evil.example' });
+      const foreign = await send(other.app, 'GET', '/farm/api', undefined, {
+        origin: 'https://evil.example',
+      });
       expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
     } finally {
       await other.close();

@@ -16,6 +16,7 @@ import { depthLimitRule } from '../limits/depth-rule.js';
 import { ReadContext } from '../read-context.js';
 import type { ReadGraphContext } from '../schema/resolvers.js';
 import { formatErrors } from './format-errors.js';
+import { isJson } from './json-source.js';
 
 /** What the read API reads from: entities and projections, and how far each has come in the log. */
 export type ReadStore = EntityReader & Positions;
@@ -33,7 +34,9 @@ export interface EndpointOptions {
 type EndpointContext = MercuriusContext & ReadGraphContext & { consistency?: Consistency };
 
 const operationNameOf = (request: FastifyRequest): string | undefined => {
-  const source = (request.method === 'GET' ? request.query : request.body) as { operationName?: unknown } | null;
+  const source = (request.method === 'GET' ? request.query : request.body) as {
+    operationName?: unknown;
+  } | null;
   return typeof source?.operationName === 'string' ? source.operationName : undefined;
 };
 
@@ -55,6 +58,14 @@ export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointO
     context: (): ReadGraphContext => ({ read: new ReadContext(store, clock, config.list) }),
   });
 
+  // Mercurius parses a query that is not GraphQL as a JSON AST when it can, and its validation then
+  // crashes on anything that is not one: GraphQL over HTTP sends documents as strings, so refuse JSON.
+  scope.graphql.addHook('preParsing', async (_schema, source) => {
+    if (isJson(source)) {
+      throw graphqlError('PARSE_FAILED', 'query must be a GraphQL document, not JSON');
+    }
+  });
+
   scope.graphql.addHook<EndpointContext>('preExecution', async (schema, document, context, variables) => {
     const request = context.reply.request;
     const requested = parseMinPosition(request.headers[MIN_POSITION_HEADER]);
@@ -71,12 +82,15 @@ export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointO
     if (consistency.stale) context.reply.header(STALE_HEADER, 'true');
   });
 
-  scope.graphql.addHook<Record<string, unknown>, EndpointContext>('onResolution', async (execution, context) => {
-    if (context.consistency) {
-      (execution as { extensions?: Record<string, unknown> }).extensions = {
-        ...execution.extensions,
-        consistency: context.consistency,
-      };
-    }
-  });
+  scope.graphql.addHook<Record<string, unknown>, EndpointContext>(
+    'onResolution',
+    async (execution, context) => {
+      if (context.consistency) {
+        (execution as { extensions?: Record<string, unknown> }).extensions = {
+          ...execution.extensions,
+          consistency: context.consistency,
+        };
+      }
+    },
+  );
 }

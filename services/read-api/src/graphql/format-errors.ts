@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
-import { GraphQLError } from './runtime.js';
 import { type GraphqlErrorName, graphqlErrors, statusOf } from '../errors.js';
+import { GraphQLError } from './runtime.js';
 
 interface Coded {
   readonly error: GraphQLError;
@@ -60,6 +60,10 @@ function classify(error: GraphQLError, log: FastifyBaseLogger): Coded[] {
     // Fastify or mercurius refused the HTTP request (no query, malformed JSON, wrong method, too large).
     return [withCode(error, 'BAD_REQUEST', badRequestStatus)];
   }
+  if (!original && !error.path) {
+    // graphql's execute refused the operation itself (unknown operationName, no mutation type, …).
+    return [withCode(error, 'VALIDATION_FAILED')];
+  }
   log.error({ err: original ?? error }, 'graphql execution failed');
   // Our own code or the store threw: keep the cause in the log, not in the response.
   const safe = original
@@ -77,14 +81,18 @@ type Execution = ExecutionResult & { readonly errors: readonly GraphQLError[] };
 export function formatErrors(
   execution: Execution,
   context: { reply?: { log: FastifyBaseLogger }; app: { log: FastifyBaseLogger } },
-): { statusCode: number; response: { data: ExecutionResult['data'] | null; errors: GraphQLFormattedError[] } } {
+): {
+  statusCode: number;
+  response: { data: ExecutionResult['data'] | null; errors: GraphQLFormattedError[] };
+} {
   const log = context.reply?.log ?? context.app.log;
   const coded = execution.errors.flatMap((e) => classify(e, log));
   const errors = coded.map(({ error, code }) => {
     const json = error.toJSON();
     return { ...json, extensions: { ...json.extensions, code } };
   });
-  for (const { error, code } of coded) if (code !== graphqlErrors.INTERNAL.code) log.info({ code }, error.message);
+  for (const { error, code } of coded)
+    if (code !== graphqlErrors.INTERNAL.code) log.info({ code }, error.message);
   const statusCode = execution.data
     ? 200
     : coded.some((c) => c.status >= 500)

@@ -44,15 +44,17 @@ export function estimateCost(
 ): number {
   const operation = operationOf(document, operationName);
   const queryType = schema.getQueryType();
-  if (!operation || operation.operation !== 'query' || !queryType) return 0;
+  if (operation?.operation !== 'query' || !queryType) return 0;
   const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  for (const d of document.definitions)
+    if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
 
   const limitOf = (field: FieldNode): number => {
     const arg = field.arguments?.find((a) => a.name.value === 'limit');
     let limit: unknown = model.defaultLimit;
     if (arg?.value.kind === Kind.INT) limit = Number(arg.value.value);
-    else if (arg?.value.kind === Kind.VARIABLE) limit = variables?.[arg.value.name.value] ?? model.defaultLimit;
+    else if (arg?.value.kind === Kind.VARIABLE)
+      limit = variables?.[arg.value.name.value] ?? model.defaultLimit;
     if (typeof limit !== 'number' || !Number.isFinite(limit)) return model.defaultLimit;
     return Math.min(Math.max(1, Math.trunc(limit)), model.maxLimit);
   };

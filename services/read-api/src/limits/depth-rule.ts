@@ -1,6 +1,6 @@
 import type { ASTVisitor, SelectionSetNode, ValidationContext, ValidationRule } from 'graphql';
-import { Kind } from '../graphql/runtime.js';
 import { graphqlError } from '../errors.js';
+import { Kind } from '../graphql/runtime.js';
 
 const isIntrospection = (name: string): boolean => name.startsWith('__');
 
@@ -43,7 +43,9 @@ export function depthLimitRule(maxDepth: number): ValidationRule {
         if (depth > maxDepth) {
           const name = node.name ? `operation ${node.name.value}` : 'the operation';
           context.reportError(
-            graphqlError('DEPTH', `${name} nests ${depth} levels deep; the limit is ${maxDepth}`, { nodes: node }),
+            graphqlError('DEPTH', `${name} nests ${depth} levels deep; the limit is ${maxDepth}`, {
+              nodes: node,
+            }),
           );
         }
       },

@@ -5,7 +5,10 @@ interface Batch {
   readonly target: EntityName;
   readonly field: string;
   readonly at: number | undefined;
-  readonly waiting: Map<string, { resolve: (rows: StoredRecord[]) => void; reject: (error: unknown) => void }>;
+  readonly waiting: Map<
+    string,
+    { resolve: (rows: StoredRecord[]) => void; reject: (error: unknown) => void }
+  >;
 }
 
 /**

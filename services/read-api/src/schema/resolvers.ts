@@ -55,10 +55,7 @@ export function unifiedResolvers(): Resolvers {
   const query: Record<string, Resolver> = {};
   for (const entity of entityNames) {
     const names = unifiedNames(entity, entities[entity].filters);
-    Object.assign(
-      query,
-      rootResolvers(entity, { ...names, filter: (q) => names.filters.get(q) ?? q }),
-    );
+    Object.assign(query, rootResolvers(entity, { ...names, filter: (q) => names.filters.get(q) ?? q }));
   }
   return { Query: query, ...relationResolvers(entityNames) };
 }

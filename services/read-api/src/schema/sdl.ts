@@ -15,6 +15,14 @@ export interface ListLimits {
   readonly maxLimit: number;
 }
 
+/** The abuse limits, written into the unified schema's description of `Query`. */
+export interface QueryLimits {
+  readonly maxDepth: number;
+  readonly maxCost: number;
+  /** Rows assumed per parent row for a list relation. */
+  readonly listFanOut: number;
+}
+
 const block = (text: string, indent = ''): string => `${indent}"""\n${indent}${text}\n${indent}"""`;
 
 const scalarNames: Readonly<Record<string, string>> = {
@@ -83,7 +91,8 @@ export function reachableFrom(entity: EntityName): EntityName[] {
   return entityNames.filter((e) => seen.has(e));
 }
 
-const AT_TEXT = '`at` (epoch ms) reads the newest version written at or before that time, here and in every nested relation.';
+const AT_TEXT =
+  '`at` (epoch ms) reads the newest version written at or before that time, here and in every nested relation.';
 
 const pageText = (limits: ListLimits): string =>
   `Ordered by id, one page at a time: at most \`limit\` rows (default ${limits.defaultLimit}, capped at ${limits.maxLimit}) whose id sorts after \`after\` (pass the last id of the previous page).`;
@@ -107,7 +116,10 @@ export function entitySdl(entity: EntityName, limits: ListLimits): string {
   ];
   for (const filter of filters) {
     fields.push(
-      block(`The ${entity} rows whose \`${filter.field}\` equals \`${filter.argument}\`. ${pageText(limits)} ${AT_TEXT}`, '  '),
+      block(
+        `The ${entity} rows whose \`${filter.field}\` equals \`${filter.argument}\`. ${pageText(limits)} ${AT_TEXT}`,
+        '  ',
+      ),
       `  ${filter.query}(${filterArgument(filter, false)}, ${PAGE_ARGS}): [${typeName}]`,
     );
   }
@@ -119,7 +131,7 @@ export function entitySdl(entity: EntityName, limits: ListLimits): string {
  * The unified schema of `/graphql`: all 13 types with their 19 relations, and per entity a root field by
  * id (`farm`), a list (`farms`) and one list per filter (`farmsByZone`, `coopsByFarm`, …).
  */
-export function unifiedSdl(limits: ListLimits): string {
+export function unifiedSdl(limits: ListLimits, queryLimits?: QueryLimits): string {
   const fields: string[] = [];
   for (const entity of entityNames) {
     const { typeName, filters } = entities[entity];
@@ -132,11 +144,19 @@ export function unifiedSdl(limits: ListLimits): string {
     );
     for (const filter of filters) {
       fields.push(
-        block(`The ${entity} rows whose \`${filter.field}\` equals \`${filter.argument}\`. ${pageText(limits)} ${AT_TEXT}`, '  '),
+        block(
+          `The ${entity} rows whose \`${filter.field}\` equals \`${filter.argument}\`. ${pageText(limits)} ${AT_TEXT}`,
+          '  ',
+        ),
         `  ${names.filters.get(filter.query)}(${filterArgument(filter, true)}, ${PAGE_ARGS}): [${typeName}!]!`,
       );
     }
   }
   const types = entityNames.map(typeSdl);
-  return `${types.join('\n\n')}\n\ntype Query {\n${fields.join('\n')}\n}\n`;
+  const about = queryLimits
+    ? `${block(
+        `The egg economy, read side. A query nests at most ${queryLimits.maxDepth} fields deep and may read about ${queryLimits.maxCost} rows: a root list counts its \`limit\`, a list relation ${queryLimits.listFanOut} rows per parent row, a single relation 1. Send \`x-min-position: <x-log-position of a write>\` to read your own writes.`,
+      )}\n`
+    : '';
+  return `${types.join('\n\n')}\n\n${about}type Query {\n${fields.join('\n')}\n}\n`;
 }
