@@ -85,7 +85,12 @@ export function economy(size: EconomySize, seed: number, now: number): Batch[] {
     weekly_demand: r.int(6, 120),
   }));
 
-  const at = (day: number) => new Date(now - day * DAY - r.int(0, DAY - 1)).toISOString();
+  // A time on the UTC day `day` days before now, never later than now (so day 0 counts as today).
+  const at = (day: number) => {
+    const start = Math.floor((now - day * DAY) / DAY) * DAY;
+    const end = Math.min(start + DAY - 1, now);
+    return new Date(start + Math.floor(r.next() * (end - start + 1))).toISOString();
+  };
   const layReports: Record<string, unknown>[] = [];
   const deposits: Record<string, unknown>[] = [];
   const transfers: Record<string, unknown>[] = [];

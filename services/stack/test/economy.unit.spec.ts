@@ -49,6 +49,13 @@ describe('seed economy', () => {
     }
   });
 
+  it('reports eggs on the current UTC day, so eggs_today is not empty after a seed', () => {
+    const today = Math.floor(now / 86_400_000);
+    const lay = batches.find((b) => b.entity === 'lay_report')!.rows;
+    const onToday = lay.filter((r) => Math.floor(Date.parse(String(r.timestamp)) / 86_400_000) === today);
+    expect(onToday.length).toBeGreaterThan(0);
+  });
+
   it('repeats itself for a seed and differs across seeds', () => {
     const again = economy(presets.small, 7, now);
     expect(again[0]!.rows).toEqual(batches[0]!.rows);
