@@ -1,5 +1,5 @@
 import type { FarmEffect, HenEffect } from './effects.js';
-import { pruneDays } from './windows.js';
+import { dayOf } from './windows.js';
 
 /** The hen_productivity document the projector stores. `days`: UTC day number → eggs laid that day. */
 export interface HenDoc {
@@ -29,13 +29,24 @@ export function emptyFarm(farmId: string): FarmDoc {
   return { farm_id: farmId, farm_type: '', active_hens: 0, total_hens: 0, days: {} };
 }
 
-// Adds eggs to one day; a day that reaches ≤ 0 is removed.
-function addDay(days: Record<string, number>, day: number, eggs: number): Record<string, number> {
-  const key = String(day);
-  const next = { ...days };
-  const value = (next[key] ?? 0) + eggs;
-  if (value > 0) next[key] = value;
-  else delete next[key];
+// Adds eggs to one day and drops days no reader of this version can need (see pruneDays), in one copy.
+function addDay(
+  days: Record<string, number>,
+  day: number,
+  eggs: number,
+  createdAt: number,
+): Record<string, number> {
+  const oldest = dayOf(createdAt) - 30;
+  const next: Record<string, number> = {};
+  for (const key in days) {
+    if (Number(key) >= oldest) next[key] = days[key]!;
+  }
+  if (day >= oldest) {
+    const key = String(day);
+    const value = (next[key] ?? 0) + eggs;
+    if (value > 0) next[key] = value;
+    else delete next[key];
+  }
   return next;
 }
 
@@ -45,11 +56,11 @@ export function evolveHen(doc: HenDoc, effect: HenEffect, createdAt: number): He
     ...doc,
     total_eggs: Math.max(0, doc.total_eggs + effect.eggs),
     good_eggs: Math.max(0, doc.good_eggs + effect.goodEggs),
-    days: pruneDays(addDay(doc.days, effect.day, effect.eggs), createdAt),
+    days: addDay(doc.days, effect.day, effect.eggs, createdAt),
   };
 }
 
 /** Applies one lay effect (written at `createdAt`) and returns a new document. */
 export function evolveFarm(doc: FarmDoc, effect: FarmEffect, createdAt: number): FarmDoc {
-  return { ...doc, days: pruneDays(addDay(doc.days, effect.day, effect.eggs), createdAt) };
+  return { ...doc, days: addDay(doc.days, effect.day, effect.eggs, createdAt) };
 }

@@ -239,7 +239,7 @@ const jsonSchemaCache = new Map<string, JsonSchema>();
 export function jsonSchemaOf(name: EntityName, mode: 'input' | 'record' = 'record'): JsonSchema {
   const key = `${name}:${mode}`;
   const cached = jsonSchemaCache.get(key);
-  if (cached) return cached;
+  if (cached) return structuredClone(cached);
   const schema = z.toJSONSchema(entities[name].schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
   delete schema.$schema;
   if (mode === 'record') {
@@ -248,5 +248,5 @@ export function jsonSchemaOf(name: EntityName, mode: 'input' | 'record' = 'recor
     schema.required = [...required];
   }
   jsonSchemaCache.set(key, schema);
-  return schema;
+  return structuredClone(schema);
 }

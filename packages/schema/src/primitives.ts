@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-/** A UUID string (any RFC 4122 variant; the server assigns v4 ids). */
-export const uuid = () => z.uuid();
+/** A UUID string (any RFC 4122 variant; the server assigns v4 ids), stored in lower case. */
+export const uuid = () => z.uuid().transform((value) => value.toLowerCase());
 
 /** An ISO-8601 date-time with an offset or `Z`, e.g. `2026-11-22T06:30:00Z`. */
 export const timestamp = () => z.iso.datetime({ offset: true });

@@ -1,2 +1,8 @@
 export { type Config, ConfigError, configSchema, loadConfig } from './config.js';
-export { loggerOptions, requestLogging, type ServeOptions, serve } from './serve.js';
+export {
+  closeConnectionsWhenClosing,
+  loggerOptions,
+  requestLogging,
+  type ServeOptions,
+  serve,
+} from './serve.js';

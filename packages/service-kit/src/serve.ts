@@ -47,3 +47,18 @@ export function loggerOptions(config: Config, service: string) {
 export function requestLogging(enabled: boolean): LogController {
   return new LogController({ disableRequestLogging: !enabled });
 }
+
+/**
+ * Once the app is closing, answers in-flight requests with `Connection: close`: a socket a client keeps
+ * alive would otherwise hold `app.close()`, and the process, open until the shutdown timeout.
+ */
+export function closeConnectionsWhenClosing(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
+}

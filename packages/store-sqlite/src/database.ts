@@ -27,6 +27,8 @@ export function openDatabase(file: string, options: OpenOptions = {}): SqliteDat
   db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   db.pragma('foreign_keys = OFF');
+  // 64 MiB of page cache: random-key index inserts touch many pages per transaction.
+  db.pragma('cache_size = -65536');
   return db;
 }
 

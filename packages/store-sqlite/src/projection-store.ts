@@ -256,7 +256,9 @@ export class ProjectionReader {
     }
     if (mtime === this.currentMtime && this.tables) return this.tables;
     const generation = currentGeneration(this.dir);
-    if (generation && generation !== this.generation && existsSync(join(this.dir, generation))) {
+    // CURRENT may name a file that is not there (yet): keep serving what we have and look again later.
+    if (!generation || !existsSync(join(this.dir, generation))) return this.tables;
+    if (generation !== this.generation) {
       const db = openDatabase(join(this.dir, generation), { readonly: true });
       this.db?.close();
       this.db = db;

@@ -25,6 +25,15 @@ interface VersionRow {
 /** The id cursor start: every id sorts after the empty string. */
 const FIRST = '';
 
+/**
+ * Fields that get a generated column and an index. A projection's key field always equals the
+ * document id, so the id index serves it and it needs none of its own.
+ */
+function filterColumns(entity: EntityName): readonly string[] {
+  const { indexedFields, projectionKey } = entities[entity];
+  return indexedFields.filter((f) => f !== projectionKey);
+}
+
 /** Table names of one entity: every version, and the newest live version of each id. */
 export function tableNames(entity: EntityName) {
   return { versions: quote(`${entity}_versions`), current: quote(`${entity}_current`) };
@@ -33,7 +42,7 @@ export function tableNames(entity: EntityName) {
 /** DDL for an entity's tables; every filtered field is a generated column with an index. */
 export function entityDdl(entity: EntityName): string {
   const { versions, current } = tableNames(entity);
-  const fields = entities[entity].indexedFields;
+  const fields = filterColumns(entity);
   const generated = fields
     .map((f) => `, ${quote(f)} TEXT GENERATED ALWAYS AS (json_extract(payload, '$.${f}')) VIRTUAL`)
     .join('');
@@ -213,6 +222,11 @@ export class VersionTables {
   }
 
   findBy(entity: EntityName, field: string, value: string, options: PageOptions): StoredRecord[] {
+    if (field === entities[entity].projectionKey) {
+      if (options.limit < 1 || (options.after !== undefined && value <= options.after)) return [];
+      const record = this.get(entity, value, options);
+      return record ? [record] : [];
+    }
     const s = this.of(entity).field(field);
     const params = { value, after: options.after ?? FIRST, limit: options.limit, at: options.at };
     const rows = (options.at === undefined ? s.current.all(params) : s.at.all(params)) as Row[];
@@ -225,6 +239,7 @@ export class VersionTables {
     values: readonly string[],
     options?: ReadOptions,
   ): StoredRecord[] {
+    if (field === entities[entity].projectionKey) return this.getMany(entity, values, options);
     const s = this.of(entity).field(field);
     const out: StoredRecord[] = [];
     for (const value of new Set(values)) {

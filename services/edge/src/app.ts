@@ -1,4 +1,4 @@
-import { type Config, requestLogging } from '@eggmesh/service-kit';
+import { type Config, closeConnectionsWhenClosing, requestLogging } from '@eggmesh/service-kit';
 import replyFrom from '@fastify/reply-from';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { upstreamFor } from './routes.js';
@@ -20,6 +20,7 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
     logController: requestLogging(config.logRequests),
   });
   await app.register(replyFrom, { undici: { connections: 128, pipelining: 1, keepAliveTimeout: 60_000 } });
+  closeConnectionsWhenClosing(app);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
 

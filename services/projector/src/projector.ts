@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { LogEntry } from '@eggmesh/store';
 import { currentGeneration, openProjectionStore, type SqliteProjectionStore } from '@eggmesh/store-sqlite';
 import { applyEntry } from './apply.js';
@@ -68,6 +70,8 @@ export class Projector {
   followCurrentGeneration(): boolean {
     const current = currentGeneration(this.store.dir);
     if (!current || current === this.store.generation) return false;
+    // Never create a generation here: one CURRENT names but that does not exist is not ours to start.
+    if (!existsSync(join(this.store.dir, current))) return false;
     const next = openProjectionStore({ dir: this.store.dir, generation: current });
     const old = this.store;
     this.store = next;

@@ -28,18 +28,22 @@ import {
   waitReady,
 } from './helpers.js';
 
-const dir = tempDir('eggmesh-crash-');
-const files = dataFiles(dir);
+let dir: string;
+let files: ReturnType<typeof dataFiles>;
 let primary: SqlitePrimaryStore | undefined;
 let service: Service | undefined;
 const others: Service[] = [];
 
-beforeAll(ensureBuilt, 180_000);
+beforeAll(async () => {
+  await ensureBuilt();
+  dir = tempDir('eggmesh-crash-');
+  files = dataFiles(dir);
+}, 180_000);
 afterAll(async () => {
   await stop(service);
   for (const other of others) await stop(other);
   await primary?.close();
-  rmSync(dir, { recursive: true, force: true });
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 /** The served generation and a clean one-batch rebuild of the same log, row for row. */
@@ -86,16 +90,19 @@ describe('SIGKILL while events stream in', () => {
 
     const reader = new ProjectionReader(files.projectionsDir, 0);
     const kills: { position: number; head: number; waited: boolean }[] = [];
-    for (let k = 0; k < 7; k++) {
-      // Some kills hit a process that is still starting; the others one that is busy applying batches.
-      const waited = rng.chance(0.6);
-      if (waited) await waitReady(service, (r) => r.position > 0);
-      await sleep(rng.int(20, 350));
-      await stop(service, 'SIGKILL');
-      kills.push({ position: reader.checkpoint(), head: writer.headSync(), waited });
-      service = start();
+    try {
+      for (let k = 0; k < 7; k++) {
+        // Some kills hit a process that is still starting up; the others one busy applying batches.
+        const waited = rng.chance(0.6);
+        if (waited) await waitReady(service, (r) => r.position > 0);
+        await sleep(waited ? rng.int(20, 350) : rng.int(150, 1000));
+        await stop(service, 'SIGKILL');
+        kills.push({ position: reader.checkpoint(), head: writer.headSync(), waited });
+        service = start();
+      }
+    } finally {
+      writing = false;
     }
-    writing = false;
     const commits = await streamed;
     const head = writer.headSync();
     const ready = await waitReady(service, (r) => r.position === head && r.lag === 0, 30_000);

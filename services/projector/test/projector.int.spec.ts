@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { StoreError, storeErrorCodes } from '@eggmesh/store';
 import { openProjectionStore } from '@eggmesh/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,7 +18,6 @@ import {
   modelAt,
   modelProjections,
   remove,
-  tempDir,
   transfer,
   update,
   withdrawal,
@@ -510,7 +510,7 @@ describe('exactly once', () => {
     expect(again.step()).toEqual({ applied: 0, position: head });
     expect(again.catchUp()).toBe(head);
 
-    const fresh = openProjectionStore({ dir: tempDir() });
+    const fresh = openProjectionStore({ dir: join(w.dir, 'fresh') });
     try {
       new Projector(w.primary, fresh, 1_000_000).catchUp();
       expect(dumpGeneration(w.store.db)).toEqual(dumpGeneration(fresh.db));

@@ -74,8 +74,8 @@ async function generationAt(file: string, position: number): Promise<number> {
 beforeAll(ensureBuilt, 180_000);
 
 describe('the projector service', () => {
-  const dir = tempDir('eggmesh-service-');
-  const files = dataFiles(dir);
+  let dir: string;
+  let files: ReturnType<typeof dataFiles>;
   const clock = new TestClock(T0);
   let primary: SqlitePrimaryStore;
   let service: Service;
@@ -106,6 +106,8 @@ describe('the projector service', () => {
   };
 
   beforeAll(async () => {
+    dir = tempDir('eggmesh-service-');
+    files = dataFiles(dir);
     primary = openPrimaryStore({ file: files.primary, clock: clock.read });
     primary.commitSync([
       create('farm', idFor('farm', 1), farm()),
@@ -121,7 +123,7 @@ describe('the projector service', () => {
   afterAll(async () => {
     await stop(service);
     await primary?.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('answers /health and /ready with the lag', async () => {
@@ -362,13 +364,14 @@ describe('the projector service', () => {
 
 describe('before the write service has created the primary', () => {
   let service: Service | undefined;
-  const dir = tempDir('eggmesh-service-wait-');
+  let dir: string | undefined;
   afterEach(async () => {
     await stop(service);
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('waits for the primary, then projects it', async () => {
+    dir = tempDir('eggmesh-service-wait-');
     service = startProjector(dir, await freePort());
     const deadline = Date.now() + 10_000;
     while (!service.output().includes('waiting for') && Date.now() < deadline) await sleep(20);

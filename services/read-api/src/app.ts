@@ -1,5 +1,10 @@
 import { entityNames } from '@eggmesh/schema';
-import { type Config, loggerOptions, requestLogging } from '@eggmesh/service-kit';
+import {
+  type Config,
+  closeConnectionsWhenClosing,
+  loggerOptions,
+  requestLogging,
+} from '@eggmesh/service-kit';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { httpErrors } from './errors.js';
@@ -29,6 +34,7 @@ export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): 
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
   });
+  closeConnectionsWhenClosing(app);
   app.register(cors, { origin: corsOrigin(config.corsOrigin) });
 
   // Once closing, answer in-flight requests with `Connection: close` so kept-alive sockets do not

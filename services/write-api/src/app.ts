@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { type Config, requestLogging } from '@eggmesh/service-kit';
+import { type Config, closeConnectionsWhenClosing, requestLogging } from '@eggmesh/service-kit';
 import type { EntityReader, PrimaryStore } from '@eggmesh/store';
 import { isStoreError, storeErrorCodes } from '@eggmesh/store';
 import cors from '@fastify/cors';
@@ -64,16 +64,7 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
   // Bodies are JSON only: without this, text/plain bodies would reach validation as strings (400, not 415).
   app.removeContentTypeParser('text/plain');
 
-  // Once closing, answer in-flight requests with `Connection: close`: a socket a client keeps alive
-  // would otherwise hold app.close() (and the process) open until the shutdown timeout.
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  app.addHook('onSend', async (_request, reply, payload) => {
-    if (closing) reply.header('connection', 'close');
-    return payload;
-  });
+  closeConnectionsWhenClosing(app);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error, request.routeOptions.bodyLimit ?? config.bodyLimitBytes);

@@ -43,7 +43,7 @@ function parseNumber(value: string | undefined, name: string, min: number): numb
 
 function checkId(id: string): string {
   if (!UUID.test(id)) throw new ApiError('EGGMESH_BAD_ID');
-  return id;
+  return id.toLowerCase();
 }
 
 /** The REST contract of domain.md §4 for one entity. */
