@@ -14,7 +14,7 @@ import {
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
-import { VersionTables } from './version-tables.js';
+import { tableNames, VersionTables } from './version-tables.js';
 
 export const projectionEntities: readonly EntityName[] = entityNames.filter(
   (e) => entities[e].kind === 'projection',
@@ -86,6 +86,8 @@ export interface ProjectionStoreOptions {
   /** Open this generation instead of the current one (rebuilds write a new generation). */
   readonly generation?: string;
   readonly synchronous?: Synchronous;
+  /** Leave the current tables empty until `finishDeferredCurrent()` (for a generation nobody reads yet). */
+  readonly deferCurrent?: boolean;
 }
 
 /** The projector's writable store over one generation file. */
@@ -104,6 +106,7 @@ export class SqliteProjectionStore implements ProjectionStore {
     readonly dir: string,
     generation: string,
     synchronous?: Synchronous,
+    private deferCurrent = false,
   ) {
     this.generation = generation;
     this.db = openDatabase(join(dir, generation), synchronous ? { synchronous } : {});
@@ -127,19 +130,40 @@ export class SqliteProjectionStore implements ProjectionStore {
         );
       }
       // Every version is kept (so `at` reads are exact); the current table needs only each id's last.
-      const last = new Map<string, ProjectionWrite>();
+      const last = new Map<string, { doc: ProjectionWrite; json: string }>();
       for (const doc of batch.documents) {
-        this.tables.appendVersion(doc.entity, doc.id, doc.createdAt, JSON.stringify(doc.payload), doc.live);
-        last.set(`${doc.entity}\u0000${doc.id}`, doc);
+        const json = JSON.stringify(doc.payload);
+        this.tables.appendVersion(doc.entity, doc.id, doc.createdAt, json, doc.live);
+        if (!this.deferCurrent) last.set(`${doc.entity}\u0000${doc.id}`, { doc, json });
       }
-      for (const doc of last.values()) {
-        this.tables.setCurrent(doc.entity, doc.id, doc.createdAt, JSON.stringify(doc.payload), doc.live);
+      for (const { doc, json } of last.values()) {
+        this.tables.setCurrent(doc.entity, doc.id, doc.createdAt, json, doc.live);
       }
       for (const row of batch.state) {
         this.putState.run(row.kind, row.id, JSON.stringify(row.value), row.ref);
       }
       this.writeCheckpoint.run(batch.checkpoint);
     }).immediate;
+  }
+
+  /**
+   * Fills the current tables from the versions in one pass and maintains them per batch from then on.
+   * A rebuild defers them: one set-based fill at the end costs far less than an upsert per batch.
+   */
+  finishDeferredCurrent(): void {
+    if (!this.deferCurrent) return;
+    this.db
+      .transaction(() => {
+        for (const entity of projectionEntities) {
+          const { versions, current } = tableNames(entity);
+          this.db.exec(`DELETE FROM ${current};
+          INSERT INTO ${current} (id, created_at, payload)
+          SELECT v.id, v.created_at, v.payload FROM ${versions} v
+          WHERE v.deleted = 0 AND v.created_at = (SELECT max(w.created_at) FROM ${versions} w WHERE w.id = v.id)`);
+        }
+      })
+      .immediate();
+    this.deferCurrent = false;
   }
 
   checkpointSync(): number {
@@ -222,7 +246,7 @@ export function openProjectionStore(options: ProjectionStoreOptions): SqliteProj
   let generation = options.generation ?? currentGeneration(options.dir);
   const fresh = generation === null;
   generation ??= newGenerationName();
-  const store = new SqliteProjectionStore(options.dir, generation, options.synchronous);
+  const store = new SqliteProjectionStore(options.dir, generation, options.synchronous, options.deferCurrent);
   if (fresh) promoteGeneration(options.dir, generation);
   return store;
 }

@@ -8,7 +8,8 @@ export interface CommittedState {
   stateByRefSync(kind: string, ref: string): ProjectionStateRow[];
 }
 
-const key = (a: string, b: string) => `${a}\u0000${b}`;
+/** The key of a document (entity, id) or a state row (kind, id) in a batch and in the cache. */
+export const key = (a: string, b: string) => `${a}\u0000${b}`;
 
 /**
  * The documents and state a batch of log entries changes, layered over what is committed.
@@ -73,6 +74,14 @@ export class Batch {
     }
     for (const [id, row] of this.refIndex.get(key(kind, ref)) ?? []) out.set(id, row);
     return [...out.values()];
+  }
+
+  /** Every document and state row the batch read or wrote, as they stand at its end (null: absent). */
+  touched(): {
+    documents: Map<string, ProjectionDocument | null>;
+    state: Map<string, ProjectionStateRow | null>;
+  } {
+    return { documents: this.docs, state: this.state };
   }
 
   writes(): ProjectionWrite[] {

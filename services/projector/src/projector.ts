@@ -4,6 +4,7 @@ import type { LogEntry } from '@eggmesh/store';
 import { currentGeneration, openProjectionStore, type SqliteProjectionStore } from '@eggmesh/store-sqlite';
 import { applyEntry } from './apply.js';
 import { Batch } from './batch.js';
+import { CachedState } from './cache.js';
 
 /** Reads the log in position order; the SQLite primary (read-only) is one. */
 export interface LogSource {
@@ -26,27 +27,43 @@ export class Projector {
   batchesApplied = 0;
   lastBatchMs = 0;
 
+  private readonly cache: CachedState;
+  private lastCommitted = -1;
+
   constructor(
     private readonly log: LogSource,
     public store: SqliteProjectionStore,
     private readonly batchSize: number,
-  ) {}
+    cacheEntries = 200_000,
+  ) {
+    this.cache = new CachedState(store, cacheEntries);
+  }
 
   /** Applies the next batch, if any. */
   step(): StepResult {
     const checkpoint = this.store.checkpointSync();
+    // Another writer moved the checkpoint since our last commit: what we cached may be stale.
+    if (checkpoint !== this.lastCommitted) this.cache.clear();
     const entries = this.log.readLogSync(checkpoint, this.batchSize);
     if (entries.length === 0) return { applied: 0, position: checkpoint };
     const started = performance.now();
-    const batch = new Batch(this.store);
+    const batch = new Batch(this.cache);
     for (const entry of entries) applyEntry(batch, entry);
     const position = entries[entries.length - 1]!.position;
-    this.store.commitSync({
-      expectedCheckpoint: checkpoint,
-      checkpoint: position,
-      documents: batch.writes(),
-      state: batch.stateWrites(),
-    });
+    try {
+      this.store.commitSync({
+        expectedCheckpoint: checkpoint,
+        checkpoint: position,
+        documents: batch.writes(),
+        state: batch.stateWrites(),
+      });
+    } catch (error) {
+      // Whatever moved the checkpoint may have changed documents too: read them afresh.
+      this.cache.clear();
+      throw error;
+    }
+    this.cache.absorb(batch);
+    this.lastCommitted = position;
     this.eventsApplied += entries.length;
     this.batchesApplied += 1;
     this.lastBatchMs = performance.now() - started;
@@ -75,6 +92,8 @@ export class Projector {
     const next = openProjectionStore({ dir: this.store.dir, generation: current });
     const old = this.store;
     this.store = next;
+    this.cache.use(next);
+    this.lastCommitted = -1;
     void old.close();
     return true;
   }

@@ -52,7 +52,7 @@ try {
 const log = await openLogSource(config.dataDir, (m) => console.error(m));
 const previous = currentGeneration(dir);
 const generation = newGenerationName();
-const store = openProjectionStore({ dir, generation, synchronous: config.sqliteSync });
+const store = openProjectionStore({ dir, generation, synchronous: config.sqliteSync, deferCurrent: true });
 const projector = new Projector(log, store, batchSize);
 
 const started = performance.now();
@@ -79,6 +79,7 @@ const progress = (position: number, head: number, final = false) => {
 
 // Catch up until a pass finds nothing new, then point everyone at the new generation.
 let position = projector.catchUp(progress);
+store.finishDeferredCurrent();
 for (let more = projector.catchUp(progress); more > position; more = projector.catchUp(progress))
   position = more;
 const seconds = (performance.now() - started) / 1000;
