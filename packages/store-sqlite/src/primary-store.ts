@@ -123,33 +123,37 @@ export class SqlitePrimaryStore implements PrimaryStore {
     let position = 0;
     operations.forEach((operation, index) => {
       const { entity, id } = operation;
-      const current = this.tables.get(entity, id);
-      if (operation.op === 'create' && current) {
+      // One index lookup: the id's newest version, live or a tombstone; its payload stays unparsed.
+      const newest = this.tables.latest(entity, id);
+      const live = newest !== undefined && !newest.deleted;
+      if (operation.op === 'create' && live) {
         throw new StoreError(storeErrorCodes.ALREADY_EXISTS, `${entity} ${id} already exists`, {
           index,
           entity,
           id,
         });
       }
-      if (operation.op !== 'create' && !current) {
+      if (operation.op !== 'create' && !live) {
         throw new StoreError(storeErrorCodes.NOT_FOUND, `${entity} ${id} does not exist`, {
           index,
           entity,
           id,
         });
       }
-      const newest = current?.createdAt ?? this.tables.newestCreatedAt(entity, id) ?? -1;
-      const createdAt = Math.max(this.clock(), last, newest + 1);
+      const createdAt = Math.max(this.clock(), last, (newest?.created_at ?? -1) + 1);
       last = createdAt;
       const payload = operation.op === 'delete' ? null : JSON.stringify(operation.payload);
       this.tables.write(entity, id, createdAt, payload, operation.op !== 'delete');
-      const previous = current ? JSON.stringify(current.payload) : null;
+      const previous = live ? newest.payload : null;
       const info = this.appendLog!.run(entity, id, operation.op, payload, previous, createdAt);
       position = Number(info.lastInsertRowid);
       records.push({
         id,
         createdAt,
-        payload: operation.op === 'delete' ? (current?.payload ?? {}) : operation.payload,
+        payload:
+          operation.op === 'delete'
+            ? (JSON.parse(previous ?? '{}') as Record<string, unknown>)
+            : operation.payload,
       });
     });
     return { records, position };

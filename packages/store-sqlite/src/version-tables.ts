@@ -88,7 +88,6 @@ class EntityTables {
   readonly insertVersion: Statement;
   readonly upsertCurrent: Statement;
   readonly deleteCurrent: Statement;
-  readonly newestCreatedAt: Statement;
   private readonly byField = new Map<string, FieldStatements>();
 
   constructor(
@@ -113,7 +112,6 @@ class EntityTables {
        WHERE v.id > @after AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
        ORDER BY v.id LIMIT @limit`,
     );
-    this.newestCreatedAt = db.prepare(`SELECT max(created_at) AS t FROM ${versions} WHERE id = ?`).pluck();
     if (writable) {
       this.insertVersion = db.prepare(
         `INSERT OR REPLACE INTO ${versions} (id, created_at, deleted, payload) VALUES (?, ?, ?, ?)`,
@@ -280,9 +278,5 @@ export class VersionTables {
     const t = this.of(entity);
     if (live && payload !== null) t.upsertCurrent.run(id, createdAt, payload);
     else t.deleteCurrent.run(id);
-  }
-
-  newestCreatedAt(entity: EntityName, id: string): number | null {
-    return (this.of(entity).newestCreatedAt.get(id) as number | null) ?? null;
   }
 }
