@@ -13,7 +13,7 @@ import {
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
-import { VersionTables } from './version-tables.js';
+import { VersionTables, VersionTablesReader } from './version-tables.js';
 
 /** The entities the primary holds: everything clients write (projections live in the projection store). */
 export const primaryEntities: readonly EntityName[] = entityNames.filter(
@@ -63,10 +63,10 @@ const toEntry = (row: LogRow): LogEntry => ({
 });
 
 /** The SQLite primary: versioned entity tables and the event log in one file, written in one transaction. */
-export class SqlitePrimaryStore implements PrimaryStore {
+export class SqlitePrimaryStore extends VersionTablesReader implements PrimaryStore {
   readonly db: SqliteDatabase;
   readonly log: EventLog;
-  private readonly tables: VersionTables;
+  protected readonly tables: VersionTables;
   private readonly clock: () => number;
   private readonly readLog: Statement;
   private readonly headStatement: Statement;
@@ -75,6 +75,7 @@ export class SqlitePrimaryStore implements PrimaryStore {
   private readonly commitTx: ((operations: readonly WriteOperation[]) => CommitResult) | undefined;
 
   constructor(options: PrimaryStoreOptions) {
+    super();
     this.clock = options.clock ?? Date.now;
     this.db = openDatabase(options.file, options);
     if (!options.readonly) this.db.exec(VersionTables.ddl(primaryEntities) + LOG_DDL);
@@ -157,22 +158,6 @@ export class SqlitePrimaryStore implements PrimaryStore {
       });
     });
     return { records, position };
-  }
-
-  async get(entity: EntityName, id: string, options?: ReadOptions) {
-    return this.tables.get(entity, id, options);
-  }
-  async getMany(entity: EntityName, ids: readonly string[], options?: ReadOptions) {
-    return this.tables.getMany(entity, ids, options);
-  }
-  async findBy(entity: EntityName, field: string, value: string, options: PageOptions) {
-    return this.tables.findBy(entity, field, value, options);
-  }
-  async findByAny(entity: EntityName, field: string, values: readonly string[], options?: ReadOptions) {
-    return this.tables.findByAny(entity, field, values, options);
-  }
-  async list(entity: EntityName, options: PageOptions) {
-    return this.tables.list(entity, options);
   }
 
   /** Synchronous reads for hot paths in the same process. */

@@ -14,7 +14,7 @@ import {
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
-import { tableNames, VersionTables } from './version-tables.js';
+import { tableNames, VersionTables, VersionTablesReader } from './version-tables.js';
 
 export const projectionEntities: readonly EntityName[] = entityNames.filter(
   (e) => entities[e].kind === 'projection',
@@ -91,10 +91,10 @@ export interface ProjectionStoreOptions {
 }
 
 /** The projector's writable store over one generation file. */
-export class SqliteProjectionStore implements ProjectionStore {
+export class SqliteProjectionStore extends VersionTablesReader implements ProjectionStore {
   readonly db: SqliteDatabase;
   readonly generation: string;
-  private readonly tables: VersionTables;
+  protected readonly tables: VersionTables;
   private readonly getState: Statement;
   private readonly byRef: Statement;
   private readonly putState: Statement;
@@ -108,6 +108,7 @@ export class SqliteProjectionStore implements ProjectionStore {
     synchronous?: Synchronous,
     private deferCurrent = false,
   ) {
+    super();
     this.generation = generation;
     this.db = openDatabase(join(dir, generation), synchronous ? { synchronous } : {});
     this.db.exec(VersionTables.ddl(projectionEntities) + STATE_DDL);
@@ -216,22 +217,6 @@ export class SqliteProjectionStore implements ProjectionStore {
 
   async commit(batch: Parameters<ProjectionStore['commit']>[0]): Promise<void> {
     this.commitSync(batch);
-  }
-
-  async get(entity: EntityName, id: string, options?: ReadOptions) {
-    return this.tables.get(entity, id, options);
-  }
-  async getMany(entity: EntityName, ids: readonly string[], options?: ReadOptions) {
-    return this.tables.getMany(entity, ids, options);
-  }
-  async findBy(entity: EntityName, field: string, value: string, options: PageOptions) {
-    return this.tables.findBy(entity, field, value, options);
-  }
-  async findByAny(entity: EntityName, field: string, values: readonly string[], options?: ReadOptions) {
-    return this.tables.findByAny(entity, field, values, options);
-  }
-  async list(entity: EntityName, options: PageOptions) {
-    return this.tables.list(entity, options);
   }
 
   async close(): Promise<void> {

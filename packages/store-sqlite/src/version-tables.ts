@@ -1,5 +1,6 @@
 import { type EntityName, entities } from '@eggmesh/schema';
 import {
+  type EntityReader,
   type PageOptions,
   type ReadOptions,
   type StoredRecord,
@@ -278,5 +279,26 @@ export class VersionTables {
     const t = this.of(entity);
     if (live && payload !== null) t.upsertCurrent.run(id, createdAt, payload);
     else t.deleteCurrent.run(id);
+  }
+}
+
+/** The async EntityReader port over a store's version tables (SQLite answers synchronously). */
+export abstract class VersionTablesReader implements EntityReader {
+  protected abstract readonly tables: VersionTables;
+
+  async get(entity: EntityName, id: string, options?: ReadOptions) {
+    return this.tables.get(entity, id, options);
+  }
+  async getMany(entity: EntityName, ids: readonly string[], options?: ReadOptions) {
+    return this.tables.getMany(entity, ids, options);
+  }
+  async findBy(entity: EntityName, field: string, value: string, options: PageOptions) {
+    return this.tables.findBy(entity, field, value, options);
+  }
+  async findByAny(entity: EntityName, field: string, values: readonly string[], options?: ReadOptions) {
+    return this.tables.findByAny(entity, field, values, options);
+  }
+  async list(entity: EntityName, options: PageOptions) {
+    return this.tables.list(entity, options);
   }
 }

@@ -37,17 +37,6 @@ export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): 
   closeConnectionsWhenClosing(app);
   app.register(cors, { origin: corsOrigin(config.corsOrigin) });
 
-  // Once closing, answer in-flight requests with `Connection: close` so kept-alive sockets do not
-  // hold app.close() open until the shutdown timeout.
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  app.addHook('onSend', async (_request, reply, payload) => {
-    if (closing) reply.header('connection', 'close');
-    return payload;
-  });
-
   // The GraphQL scopes format their own errors; these cover the plain routes.
   app.setNotFoundHandler((request, reply) => {
     const { code, status } = httpErrors.ROUTE_NOT_FOUND;
