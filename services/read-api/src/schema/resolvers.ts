@@ -24,6 +24,9 @@ function relationResolvers(types: readonly EntityName[]): Resolvers {
   return resolvers;
 }
 
+/** Ids are stored in lower case (the schema package normalizes them); accept them in any case. */
+const lowerId = (id: string | null | undefined) => id?.toLowerCase();
+
 interface RootNames {
   readonly single: string;
   readonly list: string;
@@ -32,12 +35,17 @@ interface RootNames {
 
 function rootResolvers(entity: EntityName, names: RootNames): Record<string, Resolver> {
   const fields: Record<string, Resolver> = {
-    [names.single]: (_root, args, context) => context.read.byId(entity, args.id, args.at),
+    [names.single]: (_root, args, context) => context.read.byId(entity, lowerId(args.id), args.at),
     [names.list]: (_root, args, context) => context.read.all(entity, args),
   };
   for (const filter of entities[entity].filters) {
     fields[names.filter(filter.query)] = (_root, args, context) =>
-      context.read.filter(entity, filter.field, args[filter.argument], args);
+      context.read.filter(
+        entity,
+        filter.field,
+        filter.argument === 'id' ? lowerId(args.id) : args[filter.argument],
+        args,
+      );
   }
   return fields;
 }
