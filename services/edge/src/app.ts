@@ -19,7 +19,10 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimitBytes,
     logController: requestLogging(config.logRequests),
   });
-  await app.register(replyFrom, { undici: { connections: 128, pipelining: 1, keepAliveTimeout: 60_000 } });
+  await app.register(replyFrom, {
+    undici: { connections: 128, pipelining: 1, keepAliveTimeout: 60_000 },
+    disableRequestLogging: !config.logRequests,
+  });
   closeConnectionsWhenClosing(app);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
