@@ -1,6 +1,8 @@
 import type { EntityName } from '@eggmesh/schema';
 import type { EntityReader, StoredRecord } from '@eggmesh/store';
 
+const resolved = Promise.resolve();
+
 interface Batch {
   readonly target: EntityName;
   readonly field: string;
@@ -39,9 +41,9 @@ export class RelationLoader {
     this.seen.set(key, promise);
     if (!this.scheduled) {
       this.scheduled = true;
-      // setImmediate runs after every promise continuation of this turn, so sibling parents that
-      // resolve in separate microtasks still land in the same batch.
-      setImmediate(() => this.flush());
+      // After the promise jobs queued now (sibling parents resolve in the same continuation), but
+      // without waiting a whole event-loop turn behind other requests' I/O, as setImmediate would.
+      resolved.then(() => process.nextTick(() => this.flush()));
     }
     return promise;
   }
