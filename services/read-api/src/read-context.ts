@@ -21,7 +21,6 @@ export interface PageArgs {
 /** Per-request reading state: the store, one relation loader and one `now` for the whole tree. */
 export class ReadContext {
   private readonly loader: RelationLoader;
-  private readonly nodes = new WeakMap<StoredRecord, Node>();
   private fixedNow: number | undefined;
 
   constructor(
@@ -39,14 +38,9 @@ export class ReadContext {
   }
 
   node(entity: EntityName, record: StoredRecord, at: number | undefined): Node {
-    let node = this.nodes.get(record);
-    if (node) return node;
-    node =
-      entities[entity].kind === 'projection'
-        ? materialize(entity as ProjectionName, record.payload, at ?? this.now())
-        : { ...record.payload, id: record.id };
+    if (entities[entity].kind !== 'projection') return { ...record.payload, id: record.id, [AT]: at };
+    const node: Node = materialize(entity as ProjectionName, record.payload, at ?? this.now());
     node[AT] = at;
-    this.nodes.set(record, node);
     return node;
   }
 
