@@ -42,9 +42,12 @@ export function estimateCost(
   variables: Record<string, unknown> | null | undefined,
   model: CostModel,
 ): number {
+  const cached = fixedCosts.get(document)?.get(operationName ?? '');
+  if (cached !== undefined) return cached;
   const operation = operationOf(document, operationName);
   const queryType = schema.getQueryType();
   if (operation?.operation !== 'query' || !queryType) return 0;
+  let readsVariables = false;
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of document.definitions)
     if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
@@ -53,8 +56,10 @@ export function estimateCost(
     const arg = field.arguments?.find((a) => a.name.value === 'limit');
     let limit: unknown = model.defaultLimit;
     if (arg?.value.kind === Kind.INT) limit = Number(arg.value.value);
-    else if (arg?.value.kind === Kind.VARIABLE)
+    else if (arg?.value.kind === Kind.VARIABLE) {
+      readsVariables = true;
       limit = variables?.[arg.value.name.value] ?? model.defaultLimit;
+    }
     if (typeof limit !== 'number' || !Number.isFinite(limit)) return model.defaultLimit;
     return Math.min(Math.max(1, Math.trunc(limit)), model.maxLimit);
   };
@@ -101,5 +106,14 @@ export function estimateCost(
     return cost;
   };
 
-  return walk(operation.selectionSet, queryType, true, new Set());
+  const cost = walk(operation.selectionSet, queryType, true, new Set());
+  // Parsed documents are reused for the same query text; a cost no variable changes is computed once.
+  if (!readsVariables) {
+    const byOperation = fixedCosts.get(document) ?? new Map<string, number>();
+    byOperation.set(operationName ?? '', cost);
+    fixedCosts.set(document, byOperation);
+  }
+  return cost;
 }
+
+const fixedCosts = new WeakMap<DocumentNode, Map<string, number>>();
