@@ -3,13 +3,19 @@
  * and writes perf/results/<date>-<commit>.{json,md} plus SVG charts.
  *
  *   --quick               tiny data, ~1 s runs, 1 run: a correctness smoke (asserts zero errors, judges no timing)
- *   --scenario NAME[,..]  only these scenarios (repeatable); default: all
+ *   --scenario NAME[,..]  only these scenarios (repeatable); default: all; `none` for only the rebuilds
  *   --preset NAME         small (default) | medium | national | tiny
  *   --runs N --duration S --warmup S --connections N   override the plan
  *   --baselines-only      measure only the baselines (our services need not be built)
  *   --regenerate          rebuild the cached dataset
  *   --results-dir DIR     where to write the report (default perf/results)
  *   --keep                keep the run directory (data copy, logs) under perf/.work/runs
+ *   --scaling-large NAME  the large end of the scaling curve (default: national if generated, else medium;
+ *                         small with --quick)
+ *   --rebuild LIST|auto|none  presets whose projector rebuild (rebuild.js) is timed; auto (default): in a full
+ *                         run (no --quick, no --scenario) the medium and national datasets already generated
+ *   --cpu-prof            V8 CPU profiles of our services and the rebuilds (implies --keep; summarised in the
+ *                         report); profiling slows them, so do not quote a profiled run's throughput
  */
 import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,20 +23,27 @@ import { parseArgs } from 'node:util';
 import { Dataset, utcMidnight } from './data/dataset.js';
 import { isPresetName, type PresetName, presets } from './data/presets.js';
 import { mulberry32 } from './data/prng.js';
-import { ensureDataset } from './generate.js';
-import { machineFacts, resultsDir, shortCommit, workDir } from './lib/env.js';
+import { defaultDatasetDir, ensureDataset, isCurrent, readManifest } from './generate.js';
+import { type ProfileSummary, summarizeProfilesIn } from './lib/cpuprofile.js';
+import { exists, machineFacts, repoRoot, resultsDir, shortCommit, workDir } from './lib/env.js';
 import { GateError } from './lib/gate.js';
 import { checkProjections, metricValue, waitForProjections } from './lib/projections.js';
+import { type RebuildFigures, rebuildEntry, runRebuild } from './lib/rebuild.js';
 import { type BenchReport, judgeTargets, type SetupFigures, writeReport } from './lib/report.js';
 import { missingEntries, type OurService, type ServiceName, Stack } from './lib/stack.js';
 import { scenarios } from './scenarios/index.js';
 import {
   executionOrder,
   type Plan,
+  type ProjectedData,
   type ScenarioResult,
   type Side,
   scenarioNames,
 } from './scenarios/types.js';
+
+/** Whether a current generated dataset of `preset` is on disk. */
+const present = (preset: PresetName, seed: number): boolean =>
+  isCurrent(readManifest(defaultDatasetDir(preset, seed)));
 
 function options() {
   const { values } = parseArgs({
@@ -47,6 +60,9 @@ function options() {
       regenerate: { type: 'boolean', default: false },
       'results-dir': { type: 'string' },
       keep: { type: 'boolean', default: false },
+      'scaling-large': { type: 'string' },
+      rebuild: { type: 'string', default: 'auto' },
+      'cpu-prof': { type: 'boolean', default: false },
     },
   });
   const quick = values.quick;
@@ -66,19 +82,51 @@ function options() {
   const preset = values.preset ?? (quick ? 'tiny' : 'small');
   if (!isPresetName(preset)) throw new Error(`--preset must be one of ${Object.keys(presets).join(', ')}`);
   const selected = (values.scenario ?? []).flatMap((s) => s.split(',')).filter(Boolean);
+  // `--scenario none`: no load scenario, e.g. only the rebuilds (`--scenario none --rebuild medium`).
+  const none = selected.includes('none');
   for (const s of selected) {
-    if (!(scenarioNames as readonly string[]).includes(s))
+    if (s !== 'none' && !(scenarioNames as readonly string[]).includes(s))
       throw new Error(`unknown scenario ${s} (${scenarioNames.join(', ')})`);
+  }
+  const seed = Math.round(number(values.seed, 1, 'seed'));
+  const large =
+    values['scaling-large'] ?? (quick ? 'small' : present('national', seed) ? 'national' : 'medium');
+  if (!isPresetName(large))
+    throw new Error(`--scaling-large must be one of ${Object.keys(presets).join(', ')}`);
+  let rebuild: PresetName[];
+  if (values.rebuild === 'none') rebuild = [];
+  else if (values.rebuild === 'auto') {
+    // A full run (no --quick, no --scenario) times the rebuilds of the big datasets already generated;
+    // a targeted run only when asked (--rebuild), since national alone takes about ten minutes.
+    const full = !quick && selected.length === 0;
+    rebuild = full ? (['medium', 'national'] as const).filter((p) => present(p, seed)) : [];
+    for (const p of ['medium', 'national'] as const) {
+      if (full && !rebuild.includes(p) && readManifest(defaultDatasetDir(p, seed)) !== null)
+        console.log(
+          `note: the ${p} dataset on disk is stale (generator or SQLite adapter changed); its rebuild is skipped (regenerate: node perf/dist/generate.js --preset ${p} --force)`,
+        );
+    }
+  } else {
+    rebuild = values.rebuild
+      .split(',')
+      .filter(Boolean)
+      .map((p) => {
+        if (!isPresetName(p)) throw new Error(`--rebuild: unknown preset ${p}`);
+        return p;
+      });
   }
   return {
     plan,
     preset: preset as PresetName,
-    seed: Math.round(number(values.seed, 1, 'seed')),
-    scenarios: executionOrder.filter((name) => selected.length === 0 || selected.includes(name)),
+    seed,
+    scalingLarge: large as PresetName,
+    rebuild,
+    cpuProf: values['cpu-prof'],
+    scenarios: none ? [] : executionOrder.filter((name) => selected.length === 0 || selected.includes(name)),
     baselinesOnly: values['baselines-only'],
     regenerate: values.regenerate,
     resultsDir: values['results-dir'] ?? resultsDir,
-    keep: values.keep,
+    keep: values.keep || values['cpu-prof'],
   };
 }
 
@@ -90,25 +138,40 @@ async function main(): Promise<number> {
   const commit = shortCommit();
   const date = new Date().toISOString();
   const runDir = join(workDir, 'runs', `${date.replace(/[:.]/g, '-')}-${process.pid}`);
-  const chosen = o.scenarios.map((name) => scenarios[name]);
+  // The scaling curve has no baseline side: nothing to measure with --baselines-only.
+  const chosen = o.scenarios
+    .filter((name) => !(o.baselinesOnly && name === 'scaling'))
+    .map((name) => scenarios[name]);
+  const scalingChosen = chosen.some((s) => s.name === 'scaling');
+  const rebuildPresets = o.baselinesOnly ? [] : o.rebuild;
   const oursNeeded = [...new Set(chosen.flatMap((s) => s.services.ours))] as OurService[];
   const sides: Side[] = o.baselinesOnly ? ['baseline'] : ['ours', 'baseline'];
+  const profileDir = o.cpuProf ? join(runDir, 'profiles') : undefined;
   log(
-    `eggmesh bench: ${o.scenarios.join(', ')} | preset ${o.preset} | ${o.plan.runs} × ${o.plan.durationSec} s, warm-up ${o.plan.warmupSec} s, ${o.plan.connections} connections | ${machine.cores} cores | ${commit}`,
+    `eggmesh bench: ${chosen.map((s) => s.name).join(', ')} | preset ${o.preset} | ${o.plan.runs} × ${o.plan.durationSec} s, warm-up ${o.plan.warmupSec} s, ${o.plan.connections} connections | ${machine.cores} cores | ${commit}` +
+      (scalingChosen ? ` | scaling ${o.preset} vs ${o.scalingLarge}` : '') +
+      (rebuildPresets.length > 0 ? ` | rebuild ${rebuildPresets.join(', ')}` : '') +
+      (profileDir ? ' | CPU-PROFILED (throughput not comparable)' : ''),
   );
 
   const setup: { -readonly [K in keyof SetupFigures]: SetupFigures[K] } = {};
+  const rebuilds: RebuildFigures[] = [];
   let anchorMs = utcMidnight();
   let head = 0;
   if (!o.baselinesOnly) {
     const missing = missingEntries(
-      oursNeeded.includes('read-api') ? [...oursNeeded, 'projector'] : oursNeeded,
+      oursNeeded.includes('read-api') || scalingChosen
+        ? [...new Set<OurService>([...oursNeeded, 'read-api', 'projector'])]
+        : oursNeeded,
     );
+    if ((scalingChosen || rebuildPresets.length > 0) && !exists(rebuildEntry)) missing.push(rebuildEntry);
     if (missing.length > 0) {
       throw new Error(
         `our services are not built (missing ${missing.join(', ')}); run \`pnpm run build\` or pass --baselines-only`,
       );
     }
+  }
+  if (!o.baselinesOnly && oursNeeded.length > 0) {
     const prepared = await ensureDataset(o.preset, o.seed, { force: o.regenerate });
     anchorMs = prepared.manifest.anchorMs;
     head = prepared.manifest.head;
@@ -125,7 +188,55 @@ async function main(): Promise<number> {
     logDir: join(runDir, 'logs'),
     bareDbFile: join(runDir, 'bare-rest.db'),
     dataset: { preset: o.preset, seed: o.seed, anchorMs },
+    ...(profileDir ? { cpuProfileDir: profileDir } : {}),
   });
+
+  // Projected copies of whole datasets, one per preset and run: the rebuild throughput (issue item 4) and
+  // the scaling curve's data (item 5). Each is generated first if missing, copied into the run directory
+  // and projected from position 0 by rebuild.js, with nothing else running.
+  const projectedCopies = new Map<PresetName, Promise<ProjectedData>>();
+  const projected = (preset: PresetName): Promise<ProjectedData> => {
+    let copy = projectedCopies.get(preset);
+    if (!copy) {
+      copy = (async () => {
+        const ready = await ensureDataset(preset, o.seed, {
+          ...(o.regenerate && preset === o.preset ? { force: true } : {}),
+        });
+        const dataDir = join(runDir, `projected-${preset}`, 'data');
+        log(`${preset}: copying the dataset (${ready.manifest.head.toLocaleString('en-US')} log entries)`);
+        cpSync(ready.dataDir, dataDir, { recursive: true });
+        log(`${preset}: rebuilding projections from position 0 (rebuild.js --json)`);
+        const rebuild = await runRebuild({
+          preset,
+          dataDir,
+          logFile: join(runDir, `projected-${preset}`, 'rebuild.log'),
+          cpuProfileDir: profileDir && join(profileDir, `rebuild-${preset}`),
+        });
+        rebuilds.push(rebuild);
+        log(
+          `${preset}: rebuilt ${rebuild.events.toLocaleString('en-US')} events in ${rebuild.seconds.toFixed(2)} s = ` +
+            `${rebuild.eventsPerSecond.toLocaleString('en-US')} events/s (${rebuild.wallSeconds.toFixed(2)} s with process start)`,
+        );
+        const anchor = ready.manifest.anchorMs;
+        return {
+          preset,
+          dataset: new Dataset({ preset: presets[preset], seed: o.seed, anchorMs: anchor }),
+          dataDir,
+          rebuild,
+          stackOptions: {
+            dataDir,
+            logDir: join(runDir, `projected-${preset}`, 'logs'),
+            bareDbFile: join(runDir, `projected-${preset}`, 'bare-rest.db'),
+            dataset: { preset, seed: o.seed, anchorMs: anchor },
+            ...(profileDir ? { cpuProfileDir: join(profileDir, `scaling-${preset}`) } : {}),
+          },
+        };
+      })();
+      projectedCopies.set(preset, copy);
+    }
+    return copy;
+  };
+
   const stopOnSignal = () => {
     void stack.stopAll().finally(() => process.exit(130));
   };
@@ -135,6 +246,8 @@ async function main(): Promise<number> {
   const results: ScenarioResult[] = [];
   let failure: string | undefined;
   try {
+    // Rebuild throughput first, while nothing else runs.
+    for (const preset of rebuildPresets) await projected(preset);
     if (!o.baselinesOnly && oursNeeded.some((s) => s === 'read-api' || s === 'projector')) {
       // The projector starts on a log nobody has projected yet: this is the rebuild throughput too.
       await stack.ensure(['read-api']);
@@ -172,7 +285,9 @@ async function main(): Promise<number> {
         ...(o.baselinesOnly ? [] : scenario.services.ours),
         ...scenario.services.baseline,
       ];
-      log(`${scenario.name}: starting ${wanted.join(', ')}`);
+      log(
+        `${scenario.name}: ${wanted.length > 0 ? `starting ${wanted.join(', ')}` : 'stopping the run stack (the scenario starts its own servers)'}`,
+      );
       await stack.ensure(wanted);
       results.push(
         await scenario.run({
@@ -182,6 +297,9 @@ async function main(): Promise<number> {
           sides,
           rng: mulberry32(o.seed ^ 0xbe7c4),
           log,
+          preset: o.preset,
+          scalingLarge: o.scalingLarge,
+          projected,
         }),
       );
     }
@@ -193,6 +311,13 @@ async function main(): Promise<number> {
     console.error(`\nFAILED: ${failure}`);
   } finally {
     await stack.stopAll();
+  }
+  if (rebuilds.length > 0) setup.rebuilds = rebuilds;
+  // Profiles are written as the processes exit, so only now.
+  let profiles: ProfileSummary[] | undefined;
+  if (profileDir) {
+    profiles = summarizeProfilesIn(profileDir, { top: 25, root: repoRoot });
+    log(`CPU profiles: ${profiles.length} in ${profileDir}`);
   }
 
   const partial: Omit<BenchReport, 'targets'> = {
@@ -207,10 +332,16 @@ async function main(): Promise<number> {
     baselinesOnly: o.baselinesOnly,
     setup,
     scenarios: results,
+    ...(profiles ? { profiles } : {}),
     ...(failure ? { failure } : {}),
   };
   const report: BenchReport = { ...partial, targets: judgeTargets(partial) };
-  const suffix = o.plan.quick ? '-quick' : o.preset === 'small' ? '' : `-${o.preset}`;
+  // A run of one scenario gets its name (and the scaling curve its large preset) in the file name.
+  const only = chosen.length === 1 ? `-${chosen[0]!.name}${scalingChosen ? `-${o.scalingLarge}` : ''}` : '';
+  const suffix =
+    (o.plan.quick ? '-quick' : o.preset === 'small' ? '' : `-${o.preset}`) +
+    only +
+    (profileDir ? '-profiled' : '');
   const files = writeReport(o.resultsDir, `${date.slice(0, 10)}-${commit}${suffix}`, report);
   log(`report: ${files.join(', ')}`);
   if (failure) {

@@ -53,7 +53,8 @@ export function storeFingerprint(): string {
   return hash.digest('hex').slice(0, 16);
 }
 
-const isCurrent = (manifest: Manifest | null): manifest is Manifest =>
+/** Whether a manifest describes a dataset of this generator version and this build of the SQLite adapter. */
+export const isCurrent = (manifest: Manifest | null): manifest is Manifest =>
   manifest !== null &&
   manifest.generatorVersion === GENERATOR_VERSION &&
   manifest.storeFingerprint === storeFingerprint();

@@ -1,8 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatasetCounts } from '../data/dataset.js';
-import type { CaseResult, Plan, ScenarioResult } from '../scenarios/types.js';
+import type { CaseResult, Plan, ScalingKind, ScalingResult, ScenarioResult } from '../scenarios/types.js';
+import { type ProfileSummary, profileMarkdown } from './cpuprofile.js';
 import type { MachineFacts } from './env.js';
+import type { RebuildFigures } from './rebuild.js';
 import { barChartSvg } from './svg.js';
 
 export interface SetupFigures {
@@ -22,6 +24,8 @@ export interface SetupFigures {
     readonly rowsPerSecond: number;
     readonly cached: boolean;
   };
+  /** `rebuild.js --json` on fresh copies of whole datasets (medium, national, and the scaling curve's). */
+  readonly rebuilds?: readonly RebuildFigures[];
 }
 
 export interface TargetCheck {
@@ -46,6 +50,8 @@ export interface BenchReport {
   readonly setup: SetupFigures;
   readonly scenarios: readonly ScenarioResult[];
   readonly targets: readonly TargetCheck[];
+  /** Summaries of V8 CPU profiles (`--cpu-prof`); throughput of such a run is not comparable. */
+  readonly profiles?: readonly ProfileSummary[];
   /** Why the run stopped early, if it did. */
   readonly failure?: string;
 }
@@ -56,6 +62,23 @@ const findCase = (
   name: string,
 ): CaseResult | undefined =>
   report.scenarios.find((s) => s.name === scenario)?.cases.find((c) => c.case === name);
+
+/** The scaling curve of a report, if it has one. */
+export const scalingOf = (report: Pick<BenchReport, 'scenarios'>): ScalingResult | undefined =>
+  report.scenarios.find((s) => s.scaling)?.scaling;
+
+/** The worst (largest) large ÷ small p99 ratio over the queries of a kind, and which query it is. */
+export function worstScaling(
+  curve: ScalingResult,
+  kind: ScalingKind,
+): { value: number; query: string } | null {
+  let worst: { value: number; query: string } | null = null;
+  for (const q of curve.queries) {
+    if (q.kind !== kind || q.p99Ratio === null) continue;
+    if (!worst || q.p99Ratio > worst.value) worst = { value: q.p99Ratio, query: q.name };
+  }
+  return worst;
+}
 
 const figure = (report: Pick<BenchReport, 'scenarios'>, scenario: string, name: string): number | undefined =>
   report.scenarios.find((s) => s.name === scenario)?.figures[name];
@@ -105,28 +128,61 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetCheck[
     '≤ 2',
     (v) => v <= 2,
   );
-  add(
-    'projector rebuild events/s',
-    report.setup.projectorCatchUp?.steadyEventsPerSecond ?? report.setup.projectorCatchUp?.eventsPerSecond,
-    '≥ 50,000',
-    (v) => v >= 50_000,
-    `on the ${report.preset} set`,
+  const rebuilds = (report.setup.rebuilds ?? []).filter(
+    (b) => b.preset === 'medium' || b.preset === 'national',
   );
+  for (const b of rebuilds) {
+    add(
+      `projector rebuild events/s (${b.preset})`,
+      b.eventsPerSecond,
+      '≥ 50,000',
+      (v) => v >= 50_000,
+      `rebuild.js on ${b.events.toLocaleString('en-US')} events`,
+    );
+  }
+  if (rebuilds.length === 0) {
+    add(
+      'projector rebuild events/s',
+      report.setup.projectorCatchUp?.steadyEventsPerSecond ?? report.setup.projectorCatchUp?.eventsPerSecond,
+      '≥ 50,000',
+      (v) => v >= 50_000,
+      `projector catch-up on the ${report.preset} set (no medium/national rebuild in this run)`,
+    );
+  }
   add(
     'projection lag p99 at half the max write rate (ms)',
     figure(report, 'mixed-workload', 'lag_p99_ms'),
     '< 100',
     (v) => v < 100,
   );
-  checks.push({
-    target: 'national getById / filtered p99 ÷ small',
-    value: null,
-    threshold: '≤ 2',
-    met: null,
-    note: 'scaling curve not measured by this harness yet',
-  });
+  const curve = scalingOf(report);
+  if (!curve) {
+    checks.push({
+      target: 'national getById / filtered p99 ÷ small',
+      value: null,
+      threshold: '≤ 2',
+      met: null,
+      note: 'scaling curve not in this run (--scenario scaling)',
+    });
+  } else {
+    const national = curve.large === 'national';
+    for (const kind of ['getById', 'filtered'] as const) {
+      const worst = worstScaling(curve, kind);
+      checks.push({
+        target: `${curve.large} ${kind} p99 ÷ ${curve.small} (worst query)`,
+        value: worst?.value ?? null,
+        threshold: '≤ 2',
+        met: quick || !national || !worst ? null : worst.value <= 2,
+        note: `${worst ? worst.query : 'no query'}${national ? '' : '; the target is stated for national, not judged'}`,
+      });
+    }
+  }
   return checks;
 }
+
+/** Scenarios measured against a baseline (all but the scaling curve). */
+const compared = (report: Pick<BenchReport, 'scenarios'>): ScenarioResult[] =>
+  report.scenarios.filter((s) => !s.scaling);
 
 const n = (v: number | null | undefined, digits = 0): string =>
   v === null || v === undefined || !Number.isFinite(v)
@@ -134,6 +190,36 @@ const n = (v: number | null | undefined, digits = 0): string =>
     : v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const r = (v: number | null | undefined): string =>
   v === null || v === undefined ? '–' : `${v.toFixed(2)}×`;
+
+/** The scaling curve's section: per query, latency and req/s on each size and the large ÷ small ratios. */
+export function scalingMarkdown(curve: ScalingResult, quick: boolean): string[] {
+  const [small, large] = [curve.small, curve.large];
+  const rows = (k: 0 | 1) => curve.queries[0]?.points[k === 0 ? 0 : curve.queries[0].points.length - 1]?.rows;
+  const lines = [
+    '## Scaling curve',
+    '',
+    `Our read-api alone on a projected copy of each dataset (${small}: ${n(rows(0))} rows; ${large}: ${n(rows(1))} rows), ${curve.connections} connections, random ids over the whole table. Target: ${large} ÷ ${small} p99 ≤ 2 for getById and filtered queries${large === 'national' ? '' : ' (stated for national: not judged on this dataset)'}.`,
+    '',
+    `| query | kind | ${small} req/s | ${small} p50 ms | ${small} p99 ms | ${large} req/s | ${large} p50 ms | ${large} p99 ms | p50 ratio | **p99 ratio** | req/s ratio | ≤ 2× |`,
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|',
+  ];
+  for (const q of curve.queries) {
+    const a = q.points[0]?.summary;
+    const b = q.points[q.points.length - 1]?.summary;
+    const verdict =
+      q.kind === 'depth3'
+        ? '(no target)'
+        : quick || q.p99Ratio === null
+          ? 'not judged'
+          : q.p99Ratio <= 2
+            ? 'yes'
+            : '**no**';
+    lines.push(
+      `| ${q.name} | ${q.kind} | ${n(a?.rps)} | ${n(a?.p50, 2)} | ${n(a?.p99, 2)} | ${n(b?.rps)} | ${n(b?.p50, 2)} | ${n(b?.p99, 2)} | ${r(q.p50Ratio)} | ${r(q.p99Ratio)} | ${r(q.rpsRatio)} | ${verdict} |`,
+    );
+  }
+  return lines;
+}
 
 export function renderMarkdown(
   report: BenchReport,
@@ -164,7 +250,7 @@ export function renderMarkdown(
     '| scenario | case | conns | ours req/s | baseline req/s | req/s ratio | ours p99 ms | baseline p99 ms | p99 ratio | ours CPU ms/req | baseline CPU ms/req |',
     '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   );
-  for (const s of report.scenarios) {
+  for (const s of compared(report)) {
     for (const k of s.cases) {
       lines.push(
         `| ${s.name} | ${k.case} | ${k.connections} | ${n(k.ours?.rps)} | ${n(k.baseline?.rps)} | ${r(k.ratios.rps)} | ${n(k.ours?.p99, 2)} | ${n(k.baseline?.p99, 2)} | ${r(k.ratios.p99)} | ${n(k.ours?.cpuMsPerRequest, 3)} | ${n(k.baseline?.cpuMsPerRequest, 3)} |`,
@@ -178,7 +264,7 @@ export function renderMarkdown(
     '| scenario | case | ours p50 | ours p97.5 | ours p99 | baseline p50 | baseline p97.5 | baseline p99 | ours non-2xx / wrong / errors |',
     '|---|---|--:|--:|--:|--:|--:|--:|--:|',
   );
-  for (const s of report.scenarios) {
+  for (const s of compared(report)) {
     for (const k of s.cases) {
       const o = k.ours;
       const b = k.baseline;
@@ -187,8 +273,27 @@ export function renderMarkdown(
       );
     }
   }
-  lines.push('', '## Other figures', '');
+  const curve = scalingOf(report);
+  if (curve) lines.push('', ...scalingMarkdown(curve, report.plan.quick));
   const su = report.setup;
+  if (su.rebuilds && su.rebuilds.length > 0) {
+    lines.push(
+      '',
+      '## Projector rebuild throughput',
+      '',
+      '`node services/projector/dist/rebuild.js --json` on a fresh copy of each dataset (nothing else running): all projections from log position 0 into a new generation. Target ≥ 50,000 events/s.',
+      '',
+      '| dataset | events | rebuild s | events/s | wall s (process start incl.) | CPU s |',
+      '|---|--:|--:|--:|--:|--:|',
+      ...[...su.rebuilds]
+        .sort((a, b) => a.events - b.events)
+        .map(
+          (b) =>
+            `| ${b.preset} | ${n(b.events)} | ${b.seconds.toFixed(2)} | **${n(b.eventsPerSecond)}** | ${b.wallSeconds.toFixed(2)} | ${b.cpuMs === undefined ? '–' : (b.cpuMs / 1000).toFixed(2)} |`,
+        ),
+    );
+  }
+  lines.push('', '## Other figures', '');
   if (su.generation) {
     lines.push(
       `- Data generation: ${su.generation.cached ? 'cached dataset reused' : `${n(su.generation.rowsPerSecond)} rows/s, ${su.generation.seconds.toFixed(1)} s`}.`,
@@ -208,7 +313,7 @@ export function renderMarkdown(
       `- Projection check after load: ${su.projectionCheck.documents} sampled documents, ${su.projectionCheck.ok ? 'all match' : 'MISMATCH'}.`,
     );
   }
-  for (const s of report.scenarios) {
+  for (const s of compared(report)) {
     for (const [key, value] of Object.entries(s.figures))
       lines.push(`- ${s.name} \`${key}\`: ${n(value, 2)}`);
   }
@@ -222,6 +327,16 @@ export function renderMarkdown(
   for (const t of report.targets) {
     const met = t.met === null ? 'not judged' : t.met ? 'yes' : '**no**';
     lines.push(`| ${t.target} | ${n(t.value, 2)} | ${t.threshold} | ${met}${t.note ? ` (${t.note})` : ''} |`);
+  }
+  if (report.profiles && report.profiles.length > 0) {
+    lines.push(
+      '',
+      '## CPU profiles (self time)',
+      '',
+      '> A profiled run (`--cpu-prof`): the profiler slows the processes, so this run’s throughput is not comparable with unprofiled runs.',
+      '',
+    );
+    for (const profile of report.profiles) lines.push(...profileMarkdown(profile));
   }
   if (charts.length > 0) {
     lines.push('', '## Charts', '');
@@ -237,9 +352,69 @@ export function renderMarkdown(
 const oursColor = '#1f77b4';
 const baseColor = '#aaaaaa';
 
-/** The report's charts: req/s per case, latency percentiles per case, ratios with the targets drawn in. */
+/** The report's charts: req/s, latency percentiles and ratios per compared case (targets drawn in), and the scaling curve. */
 export function renderCharts(report: BenchReport): { name: string; title: string; svg: string }[] {
-  const cases = report.scenarios.flatMap((s) => s.cases.map((k) => ({ label: `${s.name}: ${k.case}`, k })));
+  const charts = [...comparisonCharts(report), ...scalingCharts(report)];
+  return charts;
+}
+
+/** The scaling curve: p50 and p99 per query on each dataset size, and the large ÷ small p99 ratio. */
+export function scalingCharts(report: BenchReport): { name: string; title: string; svg: string }[] {
+  const curve = scalingOf(report);
+  if (!curve || curve.queries.length === 0) return [];
+  const categories = curve.queries.map((q) => q.name);
+  const last = (q: ScalingResult['queries'][number]) => q.points[q.points.length - 1]?.summary;
+  return [
+    {
+      name: 'scaling',
+      title: `Scaling curve: latency per query, ${curve.small} vs ${curve.large}`,
+      svg: barChartSvg({
+        title: `Latency per query by dataset size — ${curve.small} vs ${curve.large} (${report.machine.cores} cores, ${curve.connections} conns)`,
+        unit: 'ms',
+        categories,
+        series: [
+          {
+            name: `${curve.small} p50`,
+            color: '#c6dbef',
+            values: curve.queries.map((q) => q.points[0]?.summary.p50 ?? null),
+          },
+          {
+            name: `${curve.small} p99`,
+            color: '#6baed6',
+            values: curve.queries.map((q) => q.points[0]?.summary.p99 ?? null),
+          },
+          {
+            name: `${curve.large} p50`,
+            color: '#fdae6b',
+            values: curve.queries.map((q) => last(q)?.p50 ?? null),
+          },
+          {
+            name: `${curve.large} p99`,
+            color: '#e6550d',
+            values: curve.queries.map((q) => last(q)?.p99 ?? null),
+          },
+        ],
+      }),
+    },
+    {
+      name: 'scaling-ratio',
+      title: `Scaling: ${curve.large} ÷ ${curve.small} p99`,
+      svg: barChartSvg({
+        title: `${curve.large} ÷ ${curve.small} latency (target p99 ≤ 2 for getById and filtered)`,
+        unit: 'ratio',
+        categories,
+        series: [
+          { name: 'p50 ratio', color: '#fdae6b', values: curve.queries.map((q) => q.p50Ratio) },
+          { name: 'p99 ratio', color: '#e6550d', values: curve.queries.map((q) => q.p99Ratio) },
+        ],
+        references: [{ value: 2, label: 'target' }],
+      }),
+    },
+  ];
+}
+
+function comparisonCharts(report: BenchReport): { name: string; title: string; svg: string }[] {
+  const cases = compared(report).flatMap((s) => s.cases.map((k) => ({ label: `${s.name}: ${k.case}`, k })));
   if (cases.length === 0) return [];
   const categories = cases.map((x) => x.label);
   return [

@@ -39,6 +39,16 @@ export interface StackOptions {
   readonly dataset: { readonly preset: string; readonly seed: number; readonly anchorMs: number };
   /** Extra environment for our services (e.g. EGGMESH_LOG_LEVEL). */
   readonly extraEnv?: Readonly<Record<string, string>>;
+  /**
+   * Write a V8 CPU profile of each of our services into `<cpuProfileDir>/<service>/` (node --cpu-prof;
+   * written when the process exits after SIGTERM).
+   */
+  readonly cpuProfileDir?: string;
+}
+
+/** node flags that write a CPU profile into `dir` at exit. */
+export function cpuProfArgs(dir: string | undefined): string[] {
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 
 /** Which built entry points are missing (our services are built by `pnpm run build`). */
@@ -117,6 +127,7 @@ export class Stack {
         },
         healthUrl: `http://127.0.0.1:${port}/health`,
         readyTimeoutMs: 120_000,
+        nodeArgs: cpuProfArgs(o.cpuProfileDir && join(o.cpuProfileDir, name)),
       });
     }
     this.#running.set(name, service);

@@ -49,7 +49,8 @@ export function expectedTree(dataset: Dataset, f: number): Doc {
   };
 }
 
-function normalise(tree: Doc): Doc {
+/** A depth-3 answer with its lists ordered by id, to compare with `expectedTree`. */
+export function normalise(tree: Doc): Doc {
   const coops = ((tree.coops as Doc[] | null) ?? [])
     .map((c) => ({ ...c, hens: [...((c.hens as Doc[] | null) ?? [])].sort(byIdOrder) }))
     .sort(byIdOrder);

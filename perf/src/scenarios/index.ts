@@ -3,6 +3,7 @@ import { federationDepth } from './federation-depth.js';
 import { graphqlQueries } from './graphql-queries.js';
 import { mixedWorkload } from './mixed-workload.js';
 import { restCrud } from './rest-crud.js';
+import { scaling } from './scaling.js';
 import type { Scenario, ScenarioName } from './types.js';
 
 export const scenarios: Readonly<Record<ScenarioName, Scenario>> = {
@@ -11,4 +12,5 @@ export const scenarios: Readonly<Record<ScenarioName, Scenario>> = {
   'graphql-queries': graphqlQueries,
   'federation-depth': federationDepth,
   'mixed-workload': mixedWorkload,
+  scaling,
 };

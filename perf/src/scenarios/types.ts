@@ -1,7 +1,9 @@
 import type { Dataset } from '../data/dataset.js';
+import type { PresetName } from '../data/presets.js';
 import type { Rng } from '../data/prng.js';
 import type { SideSummary } from '../lib/load.js';
-import type { BaselineService, OurService, Stack } from '../lib/stack.js';
+import type { RebuildFigures } from '../lib/rebuild.js';
+import type { BaselineService, OurService, Stack, StackOptions } from '../lib/stack.js';
 
 export const scenarioNames = [
   'rest-crud',
@@ -9,6 +11,7 @@ export const scenarioNames = [
   'graphql-queries',
   'federation-depth',
   'mixed-workload',
+  'scaling',
 ] as const;
 export type ScenarioName = (typeof scenarioNames)[number];
 
@@ -22,6 +25,8 @@ export const executionOrder: readonly ScenarioName[] = [
   'mixed-workload',
   'rest-crud',
   'crud-sequence',
+  // Last: it runs on its own copies of two datasets, with everything else stopped.
+  'scaling',
 ];
 
 /** How long and how hard to load. */
@@ -39,8 +44,26 @@ export interface Plan {
 
 export type Side = 'ours' | 'baseline';
 
+/**
+ * A dataset copied into the run directory and projected by `rebuild.js` (so it is complete and
+ * never touched by the other scenarios), with what a Stack on it needs.
+ */
+export interface ProjectedData {
+  readonly preset: PresetName;
+  readonly dataset: Dataset;
+  readonly dataDir: string;
+  readonly stackOptions: StackOptions;
+  readonly rebuild: RebuildFigures;
+}
+
 export interface ScenarioContext {
   readonly plan: Plan;
+  /** The run's preset (`small`, or `tiny` with --quick): the small end of the scaling curve. */
+  readonly preset: PresetName;
+  /** The large end of the scaling curve (`--scaling-large`). */
+  readonly scalingLarge: PresetName;
+  /** A projected copy of a preset's dataset (generated first if missing), made once per run. */
+  projected(preset: PresetName): Promise<ProjectedData>;
   readonly dataset: Dataset;
   readonly stack: Stack;
   /** The sides measured in this run (only the baseline with --baselines-only). */
@@ -73,6 +96,37 @@ export interface ScenarioResult {
   /** Scenario-specific figures, e.g. `lag_p99_ms`. */
   readonly figures: Readonly<Record<string, number>>;
   readonly notes: readonly string[];
+  /** The `scaling` scenario's curve (its cases have no baseline side). */
+  readonly scaling?: ScalingResult;
+}
+
+export type ScalingKind = 'getById' | 'filtered' | 'depth3';
+
+/** Latency of one query on one dataset size. */
+export interface ScalingPoint {
+  readonly preset: PresetName;
+  /** Rows in the dataset (actors + events). */
+  readonly rows: number;
+  readonly summary: SideSummary;
+}
+
+export interface ScalingQuery {
+  readonly name: string;
+  readonly kind: ScalingKind;
+  /** One per dataset size, smallest first. */
+  readonly points: readonly ScalingPoint[];
+  /** Large ÷ small (lower is better; the target is ≤ 2 for getById and filtered). */
+  readonly p99Ratio: number | null;
+  readonly p50Ratio: number | null;
+  /** Large ÷ small req/s (higher is better). */
+  readonly rpsRatio: number | null;
+}
+
+export interface ScalingResult {
+  readonly small: PresetName;
+  readonly large: PresetName;
+  readonly connections: number;
+  readonly queries: readonly ScalingQuery[];
 }
 
 export interface Scenario {

@@ -1,0 +1,108 @@
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { repoRoot } from './env.js';
+import { clockTicksPerSecond, cpuTicks, tail } from './proc.js';
+import { cpuProfArgs } from './stack.js';
+
+/** The projector's offline rebuild (`pnpm rebuild-projections`). */
+export const rebuildEntry = join(repoRoot, 'services/projector/dist/rebuild.js');
+
+/** What `rebuild.js --json` prints on its last line. */
+export interface RebuildSummary {
+  readonly events: number;
+  readonly seconds: number;
+  readonly eventsPerSecond: number;
+}
+
+/** Projector rebuild throughput on one dataset (issue item 4). */
+export interface RebuildFigures {
+  readonly preset: string;
+  /** Log entries applied from position 0. */
+  readonly events: number;
+  /** The rebuild's own timing (opening the log to promoting the new generation). */
+  readonly seconds: number;
+  readonly eventsPerSecond: number;
+  /** Spawn to exit, process start-up and shutdown included. */
+  readonly wallSeconds: number;
+  /** utime + stime of the rebuild process, ms (sampled every 100 ms until it exits); absent when unknown. */
+  readonly cpuMs?: number;
+}
+
+/** Parses the JSON summary `rebuild.js --json` prints (its last JSON line). */
+export function parseRebuildOutput(stdout: string): RebuildSummary {
+  const line = stdout
+    .trim()
+    .split('\n')
+    .reverse()
+    .find((l) => l.trimStart().startsWith('{'));
+  if (!line) throw new Error(`rebuild printed no JSON summary: ${stdout.slice(-300)}`);
+  const parsed = JSON.parse(line) as Partial<RebuildSummary>;
+  const { events, seconds, eventsPerSecond } = parsed;
+  if (typeof events !== 'number' || typeof seconds !== 'number' || typeof eventsPerSecond !== 'number') {
+    throw new Error(`rebuild summary lacks events/seconds/eventsPerSecond: ${line}`);
+  }
+  return { events, seconds, eventsPerSecond };
+}
+
+/**
+ * Runs `node services/projector/dist/rebuild.js --json --quiet` on `dataDir` (EGGMESH_DATA_DIR) and
+ * returns its throughput. stderr goes to `logFile`. With `cpuProfileDir`, a V8 CPU profile of the
+ * rebuild is written there.
+ */
+export async function runRebuild(options: {
+  readonly preset: string;
+  readonly dataDir: string;
+  readonly logFile: string;
+  readonly cpuProfileDir?: string | undefined;
+}): Promise<RebuildFigures> {
+  mkdirSync(dirname(options.logFile), { recursive: true });
+  const fd = openSync(options.logFile, 'a');
+  const started = performance.now();
+  let stdout = '';
+  let code: number | null;
+  let ticks = Number.NaN;
+  let sampler: NodeJS.Timeout | undefined;
+  try {
+    const child = spawn(
+      process.execPath,
+      [...cpuProfArgs(options.cpuProfileDir), rebuildEntry, '--json', '--quiet'],
+      {
+        cwd: repoRoot,
+        env: { ...process.env, EGGMESH_DATA_DIR: options.dataDir, EGGMESH_LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'pipe', fd],
+      },
+    );
+    const pid = child.pid;
+    if (pid !== undefined) {
+      sampler = setInterval(() => {
+        const t = cpuTicks(pid);
+        if (Number.isFinite(t)) ticks = t;
+      }, 100);
+    }
+    const out = child.stdout;
+    if (!out) throw new Error('rebuild: no stdout pipe');
+    out.setEncoding('utf8');
+    out.on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    code = await new Promise<number | null>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', (c, signal) => resolve(c ?? (signal ? -1 : null)));
+    });
+  } finally {
+    if (sampler) clearInterval(sampler);
+    closeSync(fd);
+  }
+  const wallSeconds = (performance.now() - started) / 1000;
+  if (code !== 0) {
+    throw new Error(`rebuild on ${options.dataDir} exited with ${code}:\n${tail(options.logFile)}`);
+  }
+  const summary = parseRebuildOutput(stdout);
+  return {
+    preset: options.preset,
+    ...summary,
+    wallSeconds,
+    ...(Number.isFinite(ticks) ? { cpuMs: (ticks * 1000) / clockTicksPerSecond() } : {}),
+  };
+}

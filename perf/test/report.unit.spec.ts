@@ -1,0 +1,155 @@
+import { describe, expect, it } from 'vitest';
+import type { SideSummary } from '../src/lib/load.js';
+import { parseRebuildOutput } from '../src/lib/rebuild.js';
+import {
+  type BenchReport,
+  judgeTargets,
+  renderCharts,
+  renderMarkdown,
+  worstScaling,
+} from '../src/lib/report.js';
+import type { ScalingQuery, ScalingResult } from '../src/scenarios/types.js';
+
+const summary = (p50: number, p99: number, rps = 1_000): SideSummary => ({
+  rps,
+  p50,
+  p97_5: p99,
+  p99,
+  cpuMsPerRequest: 0.1,
+  requests: rps,
+  non2xx: 0,
+  wrong: 0,
+  errors: 0,
+  runs: [],
+});
+
+const query = (name: string, kind: ScalingQuery['kind'], small: number, large: number): ScalingQuery => ({
+  name,
+  kind,
+  points: [
+    { preset: 'small', rows: 36_900, summary: summary(small / 3, small) },
+    { preset: 'national', rows: 7_441_890, summary: summary(large / 3, large) },
+  ],
+  p99Ratio: large / small,
+  p50Ratio: large / small,
+  rpsRatio: small / large,
+});
+
+const curve = (large: 'national' | 'medium'): ScalingResult => ({
+  small: 'small',
+  large,
+  connections: 100,
+  queries: [
+    query('farm getById', 'getById', 10, 12),
+    query('hen getById', 'getById', 10, 15),
+    query('coop getByFarm', 'filtered', 10, 25),
+    query('hen getByCoop', 'filtered', 10, 11),
+    query('depth 3 (farm→coops→hens)', 'depth3', 10, 40),
+  ],
+});
+
+function report(large: 'national' | 'medium', quick = false): Omit<BenchReport, 'targets'> {
+  return {
+    schemaVersion: 1,
+    date: '2026-01-02T03:04:05.000Z',
+    commit: 'abc1234',
+    machine: { cores: 2, cpuModel: 'test', memoryGiB: 4, os: 'Linux', node: 'v20', loadAverage: [0, 0, 0] },
+    preset: 'small',
+    seed: 1,
+    counts: {
+      farm: 50,
+      coop: 150,
+      hen: 4_500,
+      container: 300,
+      consumer: 5_000,
+      lay_report: 0,
+      storage_deposit: 0,
+      storage_withdrawal: 0,
+      container_transfer: 0,
+      consumption_report: 0,
+      actors: 0,
+      events: 0,
+      total: 36_900,
+    },
+    plan: { runs: 3, durationSec: 10, warmupSec: 3, connections: 100, quick },
+    baselinesOnly: false,
+    setup: {
+      rebuilds: [
+        { preset: 'medium', events: 738_000, seconds: 30, eventsPerSecond: 24_600, wallSeconds: 31 },
+        { preset: 'national', events: 7_441_890, seconds: 140, eventsPerSecond: 53_156, wallSeconds: 141 },
+      ],
+    },
+    scenarios: [
+      {
+        name: 'scaling',
+        description: 'scaling',
+        cases: [],
+        figures: {},
+        notes: [],
+        scaling: curve(large),
+      },
+    ],
+  };
+}
+
+describe('worstScaling', () => {
+  it('takes the largest p99 ratio of a kind', () => {
+    expect(worstScaling(curve('national'), 'getById')).toEqual({ value: 1.5, query: 'hen getById' });
+    expect(worstScaling(curve('national'), 'filtered')).toEqual({ value: 2.5, query: 'coop getByFarm' });
+  });
+});
+
+describe('judgeTargets', () => {
+  it('judges the scaling targets on national and the rebuild on each of medium and national', () => {
+    const targets = judgeTargets(report('national'));
+    const by = (prefix: string) => targets.find((t) => t.target.startsWith(prefix));
+    expect(by('national getById')).toMatchObject({ value: 1.5, met: true });
+    expect(by('national filtered')).toMatchObject({ value: 2.5, met: false });
+    expect(by('projector rebuild events/s (medium)')).toMatchObject({ value: 24_600, met: false });
+    expect(by('projector rebuild events/s (national)')).toMatchObject({ value: 53_156, met: true });
+  });
+
+  it('reports but does not judge a curve whose large end is not national, nor anything in quick mode', () => {
+    const medium = judgeTargets(report('medium'));
+    expect(medium.find((t) => t.target.startsWith('medium getById'))).toMatchObject({
+      value: 1.5,
+      met: null,
+    });
+    expect(judgeTargets(report('national', true)).every((t) => t.met === null)).toBe(true);
+  });
+});
+
+describe('renderMarkdown and renderCharts', () => {
+  const full: BenchReport = { ...report('national'), targets: judgeTargets(report('national')) };
+
+  it('has a scaling table, a rebuild table and the verdicts', () => {
+    const md = renderMarkdown(full, []);
+    expect(md).toContain('## Scaling curve');
+    expect(md).toMatch(/\| coop getByFarm \| filtered \| .* \| 2\.50× \| .* \| \*\*no\*\* \|/);
+    expect(md).toMatch(/\| hen getById \| getById \| .* \| 1\.50× \| .* \| yes \|/);
+    expect(md).toContain('## Projector rebuild throughput');
+    expect(md).toContain('| national | 7,441,890 | 140.00 | **53,156** |');
+    // Scaling cases have no baseline: they stay out of the ours-vs-baseline tables.
+    expect(md).not.toContain('| scaling |');
+  });
+
+  it('draws the scaling curve and its ratios', () => {
+    const names = renderCharts(full).map((c) => c.name);
+    expect(names).toEqual(['scaling', 'scaling-ratio']);
+    const svg = renderCharts(full)[0]!.svg;
+    expect(svg).toContain('national p99');
+    expect(svg).toContain('small p50');
+  });
+});
+
+describe('parseRebuildOutput', () => {
+  it('reads the JSON summary line of rebuild.js --json', () => {
+    const out =
+      'some log\n{"generation":"g2","events":538000,"seconds":24.5,"eventsPerSecond":21959,"removed":[]}\n';
+    expect(parseRebuildOutput(out)).toEqual({ events: 538_000, seconds: 24.5, eventsPerSecond: 21_959 });
+  });
+
+  it('refuses output without a summary', () => {
+    expect(() => parseRebuildOutput('rebuilt 5 events')).toThrow(/no JSON summary/);
+  });
+});
