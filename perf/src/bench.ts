@@ -14,8 +14,9 @@
  *                         small with --quick)
  *   --rebuild LIST|auto|none  presets whose projector rebuild (rebuild.js) is timed; auto (default): in a full
  *                         run (no --quick, no --scenario) the medium and national datasets already generated
- *   --cpu-prof            V8 CPU profiles of our services and the rebuilds (implies --keep; summarised in the
- *                         report); profiling slows them, so do not quote a profiled run's throughput
+ *   --cpu-prof            V8 CPU profiles of the servers (ours and baselines) and the rebuilds (implies
+ *                         --keep; summarised in the report); profiling slows them, so do not quote a
+ *                         profiled run's throughput
  */
 import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -337,7 +338,12 @@ async function main(): Promise<number> {
   };
   const report: BenchReport = { ...partial, targets: judgeTargets(partial) };
   // A run of one scenario gets its name (and the scaling curve its large preset) in the file name.
-  const only = chosen.length === 1 ? `-${chosen[0]!.name}${scalingChosen ? `-${o.scalingLarge}` : ''}` : '';
+  const only =
+    chosen.length === 0
+      ? '-rebuild'
+      : chosen.length === 1
+        ? `-${chosen[0]!.name}${scalingChosen ? `-${o.scalingLarge}` : ''}`
+        : '';
   const suffix =
     (o.plan.quick ? '-quick' : o.preset === 'small' ? '' : `-${o.preset}`) +
     only +

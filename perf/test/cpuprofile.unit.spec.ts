@@ -94,5 +94,6 @@ describe('shortUrl and moduleOf', () => {
       'packages/store-sqlite',
     );
     expect(moduleOf('', '(program)')).toBe('(program)');
+    expect(moduleOf(`file://${root}/perf/dist/baselines/bare-rest.js`, 'f', root)).toBe('perf/baselines');
   });
 });

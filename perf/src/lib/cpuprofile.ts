@@ -69,6 +69,10 @@ export function moduleOf(url: string, functionName: string, root = ''): string {
     return parts[0]!.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!;
   }
   const parts = path.split('/');
+  // perf/dist/baselines/bare-rest.js → perf/baselines
+  if (parts[0] === 'perf' && (parts[1] === 'dist' || parts[1] === 'src') && parts.length > 3) {
+    return `perf/${parts[2]}`;
+  }
   if ((parts[0] === 'services' || parts[0] === 'packages' || parts[0] === 'perf') && parts.length > 2) {
     return `${parts[0]}/${parts[1]}`;
   }

@@ -40,8 +40,8 @@ export interface StackOptions {
   /** Extra environment for our services (e.g. EGGMESH_LOG_LEVEL). */
   readonly extraEnv?: Readonly<Record<string, string>>;
   /**
-   * Write a V8 CPU profile of each of our services into `<cpuProfileDir>/<service>/` (node --cpu-prof;
-   * written when the process exits after SIGTERM).
+   * Write a V8 CPU profile of each server (ours and the baselines, for comparison) into
+   * `<cpuProfileDir>/<service>/` (node --cpu-prof; written when the process exits after SIGTERM).
    */
   readonly cpuProfileDir?: string;
 }
@@ -111,6 +111,7 @@ export class Stack {
         },
         healthUrl: `http://127.0.0.1:${port}/health`,
         readyTimeoutMs: 300_000,
+        nodeArgs: cpuProfArgs(o.cpuProfileDir && join(o.cpuProfileDir, name)),
       });
     } else {
       service = await ChildService.start({
