@@ -1,5 +1,6 @@
 import type { EntityName } from '@eggmesh/schema';
 import type { WriteOperation } from '@eggmesh/store';
+import { primaryEntities } from '@eggmesh/store-sqlite';
 import type { PresetSpec } from './presets.js';
 import { hashString, IdSpace, type Rng, rowRng } from './prng.js';
 
@@ -83,18 +84,7 @@ export class Dataset {
     this.preset = p;
     this.seed = options.seed >>> 0;
     this.anchorMs = options.anchorMs;
-    const kinds: GeneratedEntity[] = [
-      'farm',
-      'coop',
-      'hen',
-      'container',
-      'consumer',
-      'lay_report',
-      'storage_deposit',
-      'storage_withdrawal',
-      'container_transfer',
-      'consumption_report',
-    ];
+    const kinds = primaryEntities as readonly GeneratedEntity[];
     this.#ids = Object.fromEntries(kinds.map((k) => [k, new IdSpace(this.seed, k)])) as Record<
       GeneratedEntity,
       IdSpace

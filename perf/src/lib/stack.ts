@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { primaryEntities } from '@eggmesh/store-sqlite';
 import { exists, freePort, perfScript, repoRoot } from './env.js';
 import { ChildService } from './proc.js';
 
@@ -16,18 +17,7 @@ export const ourEntries: Readonly<Record<OurService, string>> = {
 };
 
 /** Entities the bare REST server keeps a table for (actors preloaded from the dataset, events empty). */
-export const bareRestEntities = [
-  'farm',
-  'coop',
-  'hen',
-  'container',
-  'consumer',
-  'lay_report',
-  'storage_deposit',
-  'storage_withdrawal',
-  'container_transfer',
-  'consumption_report',
-] as const;
+export const bareRestEntities = primaryEntities;
 
 export interface StackOptions {
   /** Our services' EGGMESH_DATA_DIR (a working copy of the dataset). */
