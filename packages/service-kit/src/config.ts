@@ -27,7 +27,7 @@ export const configSchema = z.object({
   EGGMESH_GRAPHQL_MAX_DEPTH: positive(8),
   EGGMESH_GRAPHQL_MAX_COST: positive(2_000_000),
   EGGMESH_PROJECTOR_BATCH: positive(2000),
-  EGGMESH_PROJECTOR_IDLE_POLL_MS: positive(5),
+  EGGMESH_PROJECTOR_IDLE_POLL_MS: positive(1000),
   EGGMESH_SHUTDOWN_TIMEOUT_MS: positive(10_000),
   EGGMESH_WRITE_API_URL: z.string().url().optional(),
   EGGMESH_READ_API_URL: z.string().url().optional(),

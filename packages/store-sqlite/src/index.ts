@@ -1,3 +1,4 @@
+export { ChangeSignal } from './change-signal.js';
 export { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
 export {
   openPrimaryStore,

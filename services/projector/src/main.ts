@@ -1,7 +1,8 @@
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig, loggerOptions, serve } from '@eggmesh/service-kit';
 import { isStoreError, storeErrorCodes } from '@eggmesh/store';
-import { dataFiles, openProjectionStore } from '@eggmesh/store-sqlite';
+import { ChangeSignal, dataFiles, openProjectionStore } from '@eggmesh/store-sqlite';
 import { buildApp } from './app.js';
 import { openLogSource } from './open.js';
 import { Projector } from './projector.js';
@@ -11,28 +12,30 @@ const stop = new AbortController();
 let running = false;
 
 const log = await openLogSource(config.dataDir, (m) => console.error(m), stop.signal);
+const files = dataFiles(config.dataDir);
 const store = openProjectionStore({
-  dir: dataFiles(config.dataDir).projectionsDir,
+  dir: files.projectionsDir,
   synchronous: config.sqliteSync,
 });
+// Wakes the loop when the write-api commits (the primary's files change) or a rebuild promotes a generation.
+const changes = new ChangeSignal([files.primary, join(files.projectionsDir, 'CURRENT')]);
 const projector = new Projector(log, store, config.projector.batchSize);
 const app = buildApp({ projector, log, running: () => running, logger: loggerOptions(config, 'projector') });
 
-/** Applies batches as they appear; polls the log head every idlePollMs when there is nothing to do. */
+/**
+ * Applies batches as they appear. With nothing to do it sleeps until the primary's files change, or
+ * idlePollMs at the latest (a safety net for file systems without change events).
+ */
 async function run(): Promise<void> {
   running = true;
-  let checkedGeneration = 0;
   while (!stop.signal.aborted) {
     try {
-      const now = performance.now();
-      if (now - checkedGeneration > 250) {
-        checkedGeneration = now;
-        if (projector.followCurrentGeneration()) {
-          app.log.info({ generation: projector.store.generation }, 'switched to a rebuilt generation');
-        }
+      const seen = changes.version;
+      if (projector.followCurrentGeneration()) {
+        app.log.info({ generation: projector.store.generation }, 'switched to a rebuilt generation');
       }
       const result = projector.step();
-      if (result.applied === 0) await sleep(config.projector.idlePollMs);
+      if (result.applied === 0) await changes.next(seen, config.projector.idlePollMs, stop.signal);
       else await new Promise((resolve) => setImmediate(resolve));
     } catch (error) {
       if (isStoreError(error, storeErrorCodes.CONFLICT)) {
@@ -53,6 +56,7 @@ await serve(app, {
   onClose: async () => {
     stop.abort();
     await loop;
+    changes.close();
     await projector.store.close();
     await log.close();
   },

@@ -390,3 +390,27 @@ describe('before the write service has created the primary', () => {
     }
   });
 });
+
+describe('the idle projector', () => {
+  it('sleeps until the primary changes: a commit is applied long before the idle poll would fire', async () => {
+    const dir = tempDir('eggmesh-service-idle-');
+    const primary = openPrimaryStore({ file: dataFiles(dir).primary });
+    // Ten minutes: only a change event can wake it within this test's time.
+    const service = startProjector(dir, await freePort(), { EGGMESH_PROJECTOR_IDLE_POLL_MS: '600000' });
+    try {
+      primary.commitSync([create('farm', idFor('farm', 1), farm('homestead'))]);
+      expect(await waitReady(service, (r) => r.position === 1)).toMatchObject({ position: 1, lag: 0 });
+      // Idle now; the next commit must wake it again.
+      await sleep(300);
+      primary.commitSync([create('farm', idFor('farm', 2), farm('megafarm'))]);
+      expect(await waitReady(service, (r) => r.position === 2)).toMatchObject({ position: 2, lag: 0 });
+      const reader = new ProjectionReader(dataFiles(dir).projectionsDir, 0);
+      expect(reader.get('farm_output', idFor('farm', 2))?.payload).toMatchObject({ farm_type: 'megafarm' });
+      reader.close();
+    } finally {
+      await stop(service);
+      await primary.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

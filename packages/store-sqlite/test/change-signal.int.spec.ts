@@ -1,0 +1,63 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ChangeSignal, openPrimaryStore, type SqlitePrimaryStore } from '@eggmesh/store-sqlite';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const farm = { name: 'F', farm_type: 'homestead', zone: 'north' };
+
+describe('ChangeSignal on a real SQLite primary', () => {
+  let dir: string;
+  let store: SqlitePrimaryStore;
+  let signal: ChangeSignal;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'eggmesh-signal-'));
+    store = openPrimaryStore({ file: join(dir, 'primary.db') });
+    signal = new ChangeSignal([join(dir, 'primary.db')]);
+  });
+
+  afterEach(async () => {
+    signal.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('wakes a waiter when a commit lands, long before its timeout', async () => {
+    const seen = signal.version;
+    const woken = signal.next(seen, 600_000).then(() => signal.version);
+    store.commitSync([{ op: 'create', entity: 'farm', id: crypto.randomUUID(), payload: farm }]);
+    expect(await woken).toBeGreaterThan(seen);
+  });
+
+  it('returns at once when a change landed after the caller looked', async () => {
+    const seen = signal.version;
+    store.commitSync([{ op: 'create', entity: 'farm', id: crypto.randomUUID(), payload: farm }]);
+    while (signal.version === seen) await new Promise((resolve) => setTimeout(resolve, 5));
+    await signal.next(seen, 600_000);
+    expect(signal.version).toBeGreaterThan(seen);
+  });
+
+  it('falls back to the timeout when nothing changes, and an abort ends the wait', async () => {
+    const seen = signal.version;
+    await signal.next(seen, 30);
+    expect(signal.version).toBe(seen);
+    const abort = new AbortController();
+    const waiting = signal.next(seen, 600_000, abort.signal);
+    abort.abort();
+    await waiting;
+    expect(signal.version).toBe(seen);
+  });
+
+  it('ignores files that are not the watched database', async () => {
+    const other = openPrimaryStore({ file: join(dir, 'other.db') });
+    try {
+      const seen = signal.version;
+      other.commitSync([{ op: 'create', entity: 'farm', id: crypto.randomUUID(), payload: farm }]);
+      await signal.next(seen, 200);
+      expect(signal.version).toBe(seen);
+    } finally {
+      await other.close();
+    }
+  });
+});
