@@ -31,6 +31,7 @@ const supervisor = new Supervisor({
   env: { ...process.env, EGGMESH_DATA_DIR: config.dataDir },
   write: (line) => process.stdout.write(`${line}\n`),
   shutdownTimeoutMs: config.shutdownTimeoutMs,
+  healthProbe: config.healthProbe,
   color: process.stdout.isTTY,
 });
 
