@@ -91,8 +91,30 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-/** Parses the environment into a frozen config; a bad value stops the process with every problem listed. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+/**
+ * How an eggmesh process that will not start exits, so its supervisor can tell a problem a restart
+ * cannot fix from a crash: 2 for invalid configuration, 98 (EADDRINUSE on Linux) for a port another
+ * process holds.
+ */
+export const exitCodes = Object.freeze({ config: 2, portInUse: 98 });
+
+/**
+ * Parses the environment into a frozen config. Called without an argument (a process reading its own
+ * environment at boot), invalid settings print every problem to stderr and exit with
+ * `exitCodes.config`, not a stack trace; given an environment, it throws a ConfigError listing them.
+ */
+export function loadConfig(env?: Record<string, string | undefined>): Config {
+  if (env !== undefined) return parseConfig(env);
+  try {
+    return parseConfig(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(exitCodes.config);
+  }
+}
+
+function parseConfig(env: Record<string, string | undefined>): Config {
   const result = configSchema.safeParse(env);
   if (!result.success) {
     const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);

@@ -1,5 +1,5 @@
 import { type FastifyInstance, LogController } from 'fastify';
-import type { Config } from './config.js';
+import { type Config, exitCodes } from './config.js';
 import { monitorEventLoop } from './event-loop.js';
 import { applyHttpLimits } from './http-limits.js';
 
@@ -68,7 +68,17 @@ export async function serve(app: FastifyInstance, options: ServeOptions): Promis
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
-  await app.listen({ port: options.port, host: options.config.host });
+  try {
+    await app.listen({ port: options.port, host: options.config.host });
+  } catch (error) {
+    if (!(error instanceof Error) || !('code' in error) || error.code !== 'EADDRINUSE') throw error;
+    // Restarting cannot fix this: say which port, and exit with the code the supervisor recognises.
+    app.log.fatal(
+      { port: options.port, host: options.config.host },
+      `cannot listen: port ${options.port} on ${options.config.host} is in use by another process (is another eggmesh running?)`,
+    );
+    process.exit(exitCodes.portInUse);
+  }
 }
 
 /** Fastify logger options shared by the services: JSON lines with the service name. */

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { connect, type Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -168,5 +168,56 @@ describe('event-loop watchdog', () => {
   it('does not keep a process alive that has nothing left to do', async () => {
     const service = await start({ EGGMESH_EVENT_LOOP_STALL_MS: '500', FIXTURE_CLOSE_AFTER_LISTEN: '1' });
     expect(await service.exited).toEqual({ code: 0, signal: null });
+  });
+});
+
+/** Runs the fixture to its end; for the ways it must refuse to start. */
+async function run(
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [fixture], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  return { code, stdout, stderr };
+}
+
+describe('refusing to start', () => {
+  it('lists every configuration problem and exits 2, without a stack trace', async () => {
+    const result = await run({ EGGMESH_HTTP_REQUEST_TIMEOUT_MS: 'soon', WRITE_API_PORT: '-1' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/invalid configuration/);
+    expect(result.stderr).toMatch(/EGGMESH_HTTP_REQUEST_TIMEOUT_MS/);
+    expect(result.stderr).toMatch(/WRITE_API_PORT/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('names the busy port and exits 98 when its port is taken', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const address = taken.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    try {
+      const result = await run({ FIXTURE_PORT: String(port) });
+      expect(result.code).toBe(98);
+      const fatal = result.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => l.level === 60);
+      expect(fatal?.msg).toContain(`port ${port} on 127.0.0.1 is in use`);
+    } finally {
+      taken.close();
+    }
   });
 });

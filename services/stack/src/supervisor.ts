@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { exitCodes } from '@eggmesh/service-kit';
 
 export interface ServiceSpec {
   readonly name: string;
@@ -32,6 +33,21 @@ export interface SupervisorOptions {
     readonly timeoutMs: number;
     readonly failures: number;
   };
+  /**
+   * A service exited in a way a restart cannot fix (`exitCodes` of service-kit: invalid configuration,
+   * port in use); it is not restarted. `reason` is one readable clause.
+   */
+  readonly onGiveUp?: (name: string, reason: string) => void;
+}
+
+/** Why a service that exited with `code` cannot start, or null for an ordinary crash. */
+function fatalReason(spec: ServiceSpec, code: number | null): string | null {
+  if (code === exitCodes.config) return 'its configuration is invalid';
+  if (code === exitCodes.portInUse) {
+    const port = spec.healthUrl ? new URL(spec.healthUrl).port : '';
+    return port ? `port ${port} is in use by another process` : 'its port is in use by another process';
+  }
+  return null;
 }
 
 const COLORS = [36, 35, 33, 32, 34, 31];
@@ -128,6 +144,12 @@ export class Supervisor {
       if (entry.probe) clearTimeout(entry.probe);
       entry.probe = null;
       if (this.stopping) return;
+      const fatal = fatalReason(spec, code);
+      if (fatal) {
+        this.options.write(`${prefix} cannot start: ${fatal}; not restarting`);
+        this.options.onGiveUp?.(spec.name, fatal);
+        return;
+      }
       const stable = Date.now() - entry.startedAt > (this.options.stableAfterMs ?? 30_000);
       entry.failures = stable ? 1 : entry.failures + 1;
       const delay = Math.min(

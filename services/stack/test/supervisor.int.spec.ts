@@ -146,6 +146,39 @@ http.createServer((req, res) => {
     expect(lines.some((l) => /exited \(SIGKILL\); restarting/.test(l))).toBe(true);
   });
 
+  it('does not restart a service that cannot start (bad configuration, port in use) and says why', async () => {
+    const lines: string[] = [];
+    const gaveUp: string[] = [];
+    const supervisor = new Supervisor({
+      services: [
+        {
+          name: 'busy',
+          script: script('busy.mjs', 'process.exit(98);'),
+          healthUrl: 'http://127.0.0.1:4321/health',
+        },
+        { name: 'misconfigured', script: script('misconfigured.mjs', 'process.exit(2);') },
+      ],
+      env: process.env,
+      write: (l) => lines.push(l),
+      shutdownTimeoutMs: 500,
+      backoffMs: 20,
+      onGiveUp: (name, reason) => gaveUp.push(`${name}: ${reason}`),
+    });
+    supervisor.start();
+    try {
+      await waitFor(() => gaveUp.length === 2);
+      await new Promise((r) => setTimeout(r, 200));
+    } finally {
+      await supervisor.stop();
+    }
+    expect(lines.some((l) => l.includes('restarting in'))).toBe(false);
+    expect(gaveUp).toContain('busy: port 4321 is in use by another process');
+    expect(gaveUp).toContain('misconfigured: its configuration is invalid');
+    expect(lines).toContain(
+      '[busy         ] cannot start: port 4321 is in use by another process; not restarting',
+    );
+  });
+
   it('leaves lines that are not JSON alone', () => {
     expect(formatLogLine('{not json')).toBe('{not json');
     expect(formatLogLine('{"level":50,"time":86400000,"msg":"boom","err":{"message":"x"}}')).toBe(
