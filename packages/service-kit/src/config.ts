@@ -29,6 +29,14 @@ export const configSchema = z.object({
   EGGMESH_PROJECTOR_BATCH: positive(2000),
   EGGMESH_PROJECTOR_IDLE_POLL_MS: positive(1000),
   EGGMESH_SHUTDOWN_TIMEOUT_MS: positive(10_000),
+  EGGMESH_HTTP_HEADERS_TIMEOUT_MS: positive(10_000),
+  EGGMESH_HTTP_REQUEST_TIMEOUT_MS: positive(30_000),
+  EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS: positive(10_000),
+  EGGMESH_HTTP_MAX_CONNECTIONS: positive(4096),
+  EGGMESH_EVENT_LOOP_STALL_MS: z.coerce.number().int().min(0).default(10_000),
+  EGGMESH_HEALTH_PROBE_INTERVAL_MS: positive(5000),
+  EGGMESH_HEALTH_PROBE_TIMEOUT_MS: positive(2000),
+  EGGMESH_HEALTH_PROBE_FAILURES: positive(3),
   EGGMESH_WRITE_API_URL: z.string().url().optional(),
   EGGMESH_READ_API_URL: z.string().url().optional(),
 });
@@ -56,6 +64,25 @@ export interface Config {
   readonly graphql: { readonly maxDepth: number; readonly maxCost: number };
   readonly projector: { readonly batchSize: number; readonly idlePollMs: number };
   readonly shutdownTimeoutMs: number;
+  /** What every HTTP server accepts from its clients (serve() applies these). */
+  readonly http: {
+    /** Time a client has to send the request line and headers. */
+    readonly headersTimeoutMs: number;
+    /** Time a client has to send the whole request (headers and body); also the longest silence on a socket. */
+    readonly requestTimeoutMs: number;
+    /** How long an idle keep-alive connection stays open between requests. */
+    readonly keepAliveTimeoutMs: number;
+    /** Open connections per process; more are closed on accept. */
+    readonly maxConnections: number;
+  };
+  /** A main thread that does not tick for this long is killed by its watchdog thread; 0 turns it off. */
+  readonly eventLoopStallMs: number;
+  /** How the supervisor (`pnpm start`) checks that each service still answers `/health`. */
+  readonly healthProbe: {
+    readonly intervalMs: number;
+    readonly timeoutMs: number;
+    readonly failures: number;
+  };
   /** Where the edge forwards; defaults to the local services. */
   readonly upstreams: { readonly write: string; readonly read: string };
 }
@@ -64,18 +91,48 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-/** Parses the environment into a frozen config; a bad value stops the process with every problem listed. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+/**
+ * How an eggmesh process that will not start exits, so its supervisor can tell a problem a restart
+ * cannot fix from a crash: 2 for invalid configuration, 98 (EADDRINUSE on Linux) for a port another
+ * process holds.
+ */
+export const exitCodes = Object.freeze({ config: 2, portInUse: 98 });
+
+/**
+ * Parses the environment into a frozen config. Called without an argument (a process reading its own
+ * environment at boot), invalid settings print every problem to stderr and exit with
+ * `exitCodes.config`, not a stack trace; given an environment, it throws a ConfigError listing them.
+ */
+export function loadConfig(env?: Record<string, string | undefined>): Config {
+  if (env !== undefined) return parseConfig(env);
+  try {
+    return parseConfig(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(exitCodes.config);
+  }
+}
+
+function parseConfig(env: Record<string, string | undefined>): Config {
   const result = configSchema.safeParse(env);
   if (!result.success) {
     const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const c = result.data;
+  const problems: string[] = [];
   if (c.EGGMESH_LIST_DEFAULT_LIMIT > c.EGGMESH_LIST_MAX_LIMIT) {
-    throw new ConfigError(
-      'invalid configuration:\n  EGGMESH_LIST_DEFAULT_LIMIT must not exceed EGGMESH_LIST_MAX_LIMIT',
-    );
+    problems.push('EGGMESH_LIST_DEFAULT_LIMIT must not exceed EGGMESH_LIST_MAX_LIMIT');
+  }
+  if (c.EGGMESH_HTTP_HEADERS_TIMEOUT_MS > c.EGGMESH_HTTP_REQUEST_TIMEOUT_MS) {
+    problems.push('EGGMESH_HTTP_HEADERS_TIMEOUT_MS must not exceed EGGMESH_HTTP_REQUEST_TIMEOUT_MS');
+  }
+  if (c.EGGMESH_HEALTH_PROBE_TIMEOUT_MS > c.EGGMESH_HEALTH_PROBE_INTERVAL_MS) {
+    problems.push('EGGMESH_HEALTH_PROBE_TIMEOUT_MS must not exceed EGGMESH_HEALTH_PROBE_INTERVAL_MS');
+  }
+  if (problems.length > 0) {
+    throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   }
   const local = (p: number) =>
     `http://${c.EGGMESH_HOST.includes(':') ? `[${c.EGGMESH_HOST}]` : c.EGGMESH_HOST}:${p}`;
@@ -102,6 +159,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       idlePollMs: c.EGGMESH_PROJECTOR_IDLE_POLL_MS,
     }),
     shutdownTimeoutMs: c.EGGMESH_SHUTDOWN_TIMEOUT_MS,
+    http: Object.freeze({
+      headersTimeoutMs: c.EGGMESH_HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: c.EGGMESH_HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: c.EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: c.EGGMESH_HTTP_MAX_CONNECTIONS,
+    }),
+    eventLoopStallMs: c.EGGMESH_EVENT_LOOP_STALL_MS,
+    healthProbe: Object.freeze({
+      intervalMs: c.EGGMESH_HEALTH_PROBE_INTERVAL_MS,
+      timeoutMs: c.EGGMESH_HEALTH_PROBE_TIMEOUT_MS,
+      failures: c.EGGMESH_HEALTH_PROBE_FAILURES,
+    }),
     upstreams: Object.freeze({
       write: c.EGGMESH_WRITE_API_URL ?? local(c.WRITE_API_PORT),
       read: c.EGGMESH_READ_API_URL ?? local(c.READ_API_PORT),

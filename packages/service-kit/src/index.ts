@@ -1,4 +1,6 @@
-export { type Config, ConfigError, configSchema, loadConfig } from './config.js';
+export { type Config, ConfigError, configSchema, exitCodes, loadConfig } from './config.js';
+export { type EventLoopMonitor, type EventLoopStats, monitorEventLoop } from './event-loop.js';
+export { applyHttpLimits } from './http-limits.js';
 export {
   closeConnectionsWhenClosing,
   loggerOptions,

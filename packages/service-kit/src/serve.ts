@@ -1,18 +1,51 @@
 import { type FastifyInstance, LogController } from 'fastify';
-import type { Config } from './config.js';
+import { type Config, exitCodes } from './config.js';
+import { monitorEventLoop } from './event-loop.js';
+import { applyHttpLimits } from './http-limits.js';
 
 export interface ServeOptions {
   readonly port: number;
   readonly config: Config;
   /** Runs after the server stopped taking requests and finished the in-flight ones. */
   readonly onClose?: () => Promise<void> | void;
+  /** The service's name in /health; defaults to the `service` of its logger (see loggerOptions). */
+  readonly name?: string;
+}
+
+/** The `service` binding of a pino logger, if the app has one. */
+function loggerService(app: FastifyInstance): string | undefined {
+  const log: object = app.log;
+  if (!('bindings' in log) || typeof log.bindings !== 'function') return undefined;
+  const bindings: unknown = log.bindings();
+  if (typeof bindings !== 'object' || bindings === null || !('service' in bindings)) return undefined;
+  return typeof bindings.service === 'string' ? bindings.service : undefined;
 }
 
 /**
- * Listens, and on SIGTERM or SIGINT stops taking requests, lets in-flight ones finish, runs `onClose`
- * and exits 0; past the shutdown timeout it exits 1.
+ * Listens with the client limits of `config.http` (timeouts, connection cap), watches the event loop
+ * (a watchdog thread kills the process when it stays blocked past `config.eventLoopStallMs`), adds the
+ * service name, pid and event-loop delay to the body of `GET /health`, and on SIGTERM or SIGINT stops
+ * taking requests, lets in-flight ones finish, runs `onClose` and exits 0; past the shutdown timeout
+ * it exits 1.
  */
 export async function serve(app: FastifyInstance, options: ServeOptions): Promise<void> {
+  const service = options.name ?? loggerService(app) ?? 'unknown';
+  applyHttpLimits(app.server, options.config.http, app.log);
+  const loop = monitorEventLoop({ stallMs: options.config.eventLoopStallMs, service });
+  app.addHook('onClose', async () => loop.stop());
+  app.addHook('preSerialization', async (request, _reply, payload: unknown) => {
+    if (request.routeOptions.url !== '/health' || typeof payload !== 'object' || payload === null) {
+      return payload;
+    }
+    if (Array.isArray(payload)) return payload;
+    return {
+      ...payload,
+      service,
+      pid: process.pid,
+      uptimeS: Math.round(process.uptime()),
+      eventLoop: loop.stats(),
+    };
+  });
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -35,7 +68,17 @@ export async function serve(app: FastifyInstance, options: ServeOptions): Promis
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
-  await app.listen({ port: options.port, host: options.config.host });
+  try {
+    await app.listen({ port: options.port, host: options.config.host });
+  } catch (error) {
+    if (!(error instanceof Error) || !('code' in error) || error.code !== 'EADDRINUSE') throw error;
+    // Restarting cannot fix this: say which port, and exit with the code the supervisor recognises.
+    app.log.fatal(
+      { port: options.port, host: options.config.host },
+      `cannot listen: port ${options.port} on ${options.config.host} is in use by another process (is another eggmesh running?)`,
+    );
+    process.exit(exitCodes.portInUse);
+  }
 }
 
 /** Fastify logger options shared by the services: JSON lines with the service name. */

@@ -47,4 +47,28 @@ describe('configuration', () => {
       /must not exceed/,
     );
   });
+
+  it('reads the HTTP limits and refuses a headers timeout above the request timeout', () => {
+    expect(loadConfig({}).http).toEqual({
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 10_000,
+      maxConnections: 4096,
+    });
+    expect(loadConfig({ EGGMESH_EVENT_LOOP_STALL_MS: '0' }).eventLoopStallMs).toBe(0);
+    const error = (() => {
+      try {
+        loadConfig({
+          EGGMESH_HTTP_HEADERS_TIMEOUT_MS: '5000',
+          EGGMESH_HTTP_REQUEST_TIMEOUT_MS: '1000',
+          EGGMESH_HEALTH_PROBE_TIMEOUT_MS: '9000',
+        });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(String(error)).toMatch(/EGGMESH_HTTP_HEADERS_TIMEOUT_MS must not exceed/);
+    expect(String(error)).toMatch(/EGGMESH_HEALTH_PROBE_TIMEOUT_MS must not exceed/);
+  });
 });

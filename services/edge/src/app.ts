@@ -1,16 +1,80 @@
+import { Transform, type TransformCallback } from 'node:stream';
 import { type Config, closeConnectionsWhenClosing, requestLogging } from '@eggmesh/service-kit';
 import replyFrom from '@fastify/reply-from';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { upstreamFor } from './routes.js';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
+import { EdgeError } from './errors.js';
+import { type Upstream, upstreamFor } from './routes.js';
 
 export interface EdgeOptions {
   readonly config: Config;
   readonly logger?: FastifyServerOptions['logger'];
 }
 
+const SERVICE: Record<Upstream, string> = { write: 'write-api', read: 'read-api' };
+
+/**
+ * Headers that describe one connection, not the request (RFC 9110 §7.6.1), so a proxy must not pass
+ * them on; undici also refuses several of them (`expect`, `upgrade`, `keep-alive`), which used to turn
+ * a client's `Expect: 100-continue` into a 502. Node's server already answered `100 Continue`.
+ */
+const HOP_BY_HOP = [
+  'connection',
+  'expect',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'http2-settings',
+];
+
+/** Passes a body through, failing with 413 once it grows past `limit` bytes (for bodies sent without a length). */
+class BodyLimit extends Transform {
+  private seen = 0;
+  constructor(private readonly limit: number) {
+    super();
+  }
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.seen += chunk.length;
+    if (this.seen > this.limit) callback(tooLarge(this.limit));
+    else callback(null, chunk);
+  }
+}
+
+const tooLarge = (limit: number) =>
+  new EdgeError(
+    'EGGMESH_BODY_TOO_LARGE',
+    `the body is larger than ${limit} bytes (EGGMESH_BODY_LIMIT_BYTES)`,
+  );
+
+/** The client closed its connection before the whole request arrived. */
+const clientGone = (request: FastifyRequest) =>
+  !request.raw.complete && (request.raw.destroyed || request.socket.destroyed);
+
+/** What sendError needs of a reply (reply-from hands its onError a reply typed for any server). */
+interface Replier {
+  header(name: string, value: string): unknown;
+  code(status: number): { send(body: unknown): unknown };
+}
+
+function sendError(reply: Replier, error: EdgeError): void {
+  // The rest of a refused upload would otherwise have to be read before the connection can be reused.
+  if (error.statusCode === 413) reply.header('connection', 'close');
+  reply.code(error.statusCode).send(error.toBody());
+}
+
 /**
  * One front door for MeshQL-style clients: `/<entity>/api` to the write-api, `/<entity>/graph`,
- * `/graphql` and `/graphiql` to the read-api. Bodies stream through untouched.
+ * `/graphql` and `/graphiql` to the read-api. Bodies stream through untouched, up to the body limit.
+ * It answers 4xx for what the client got wrong (malformed request, body too large, upload abandoned)
+ * and 502/504 only for a service that did not answer; its error bodies name the service, never its
+ * address (the log has that).
  */
 export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
   const { config } = options;
@@ -18,14 +82,52 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
     logger: options.logger ?? false,
     bodyLimit: config.bodyLimitBytes,
     logController: requestLogging(config.logRequests),
+    // Requests Fastify refuses before routing (a malformed URL): 400 in the edge's own shape.
+    frameworkErrors: (error, _request, reply) => {
+      // (Written on the raw response: Fastify types this reply for any route, so send() takes nothing.)
+      const refused = new EdgeError('EGGMESH_BAD_REQUEST', `bad request: ${error.message}`);
+      const body = JSON.stringify(refused.toBody());
+      reply.raw.writeHead(refused.statusCode, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+      });
+      reply.raw.end(body);
+    },
   });
   await app.register(replyFrom, {
-    undici: { connections: 128, pipelining: 1, keepAliveTimeout: 60_000 },
+    undici: {
+      connections: 128,
+      pipelining: 1,
+      keepAliveTimeout: 60_000,
+      // A service that has not answered within the client's own request budget will not: 504.
+      headersTimeout: config.http.requestTimeoutMs,
+      bodyTimeout: config.http.requestTimeoutMs,
+    },
     disableRequestLogging: !config.logRequests,
   });
   closeConnectionsWhenClosing(app);
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  app.addContentTypeParser('*', (request, payload, done) => {
+    const length = request.headers['content-length'];
+    if (length !== undefined) {
+      // Node's parser stops a body at its declared length, so only the declaration needs checking.
+      if (Number(length) > config.bodyLimitBytes) done(tooLarge(config.bodyLimitBytes), undefined);
+      else done(null, payload);
+      return;
+    }
+    done(null, payload.pipe(new BodyLimit(config.bodyLimitBytes)));
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof EdgeError) return sendError(reply, error);
+    const status = error.statusCode ?? 500;
+    if (status === 413) return sendError(reply, tooLarge(config.bodyLimitBytes));
+    if (status >= 400 && status < 500) {
+      return sendError(reply, new EdgeError('EGGMESH_BAD_REQUEST', `bad request: ${error.message}`));
+    }
+    request.log.error({ err: error }, 'request failed');
+    return sendError(reply, new EdgeError('EGGMESH_INTERNAL'));
+  });
 
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {
@@ -46,16 +148,44 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
     const path = request.url.split('?')[0] ?? '';
     const upstream = upstreamFor(path);
     if (!upstream) {
-      reply.code(404);
-      return { error: `no route ${request.method} ${path}`, code: 'EGGMESH_ROUTE_NOT_FOUND' };
+      return sendError(reply, new EdgeError('EGGMESH_ROUTE_NOT_FOUND', `no route ${request.method} ${path}`));
     }
     const base = upstream === 'write' ? config.upstreams.write : config.upstreams.read;
+    const service = SERVICE[upstream];
     return reply.from(`${base}${request.url}`, {
+      rewriteRequestHeaders: (_request, headers) => {
+        for (const name of HOP_BY_HOP) delete headers[name];
+        return headers;
+      },
+      // Likewise on the way back: the service's keep-alive terms are not the client's.
+      rewriteHeaders: (headers) => {
+        for (const name of HOP_BY_HOP) delete headers[name];
+        return headers;
+      },
       onError: (res, { error }) => {
-        res.code(502).send({
-          error: `the ${upstream === 'write' ? 'write' : 'read'} service did not answer: ${error.message}`,
-          code: 'EGGMESH_UPSTREAM_UNAVAILABLE',
-        });
+        const cause = error.cause ?? error;
+        if (cause instanceof EdgeError) return sendError(res, cause);
+        if (clientGone(request)) {
+          request.log.info('the client closed the connection before its request was complete');
+          return sendError(
+            res,
+            new EdgeError(
+              'EGGMESH_BAD_REQUEST',
+              'the client closed the connection before its request was complete',
+            ),
+          );
+        }
+        const timedOut = 'statusCode' in error && error.statusCode === 504;
+        request.log.warn(
+          { err: cause, service, upstream: base },
+          timedOut ? `${service} did not answer in time` : `${service} did not answer`,
+        );
+        return sendError(
+          res,
+          timedOut
+            ? new EdgeError('EGGMESH_UPSTREAM_TIMEOUT', `the ${service} did not answer in time`)
+            : new EdgeError('EGGMESH_UPSTREAM_UNAVAILABLE', `the ${service} did not answer`),
+        );
       },
     });
   });

@@ -129,7 +129,7 @@ describe('the projector service', () => {
   it('answers /health and /ready with the lag', async () => {
     const health = await get(`${service.url}/health`);
     expect(health?.status).toBe(200);
-    expect(JSON.parse(health!.text)).toEqual({ status: 'ok' });
+    expect(JSON.parse(health!.text)).toMatchObject({ status: 'ok', service: 'projector' });
     const head = primary.headSync();
     const ready = await get(`${service.url}/ready`);
     expect(ready?.status).toBe(200);

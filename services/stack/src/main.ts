@@ -31,7 +31,11 @@ const supervisor = new Supervisor({
   env: { ...process.env, EGGMESH_DATA_DIR: config.dataDir },
   write: (line) => process.stdout.write(`${line}\n`),
   shutdownTimeoutMs: config.shutdownTimeoutMs,
+  healthProbe: config.healthProbe,
   color: process.stdout.isTTY,
+  // A service that cannot start (its port is taken, its configuration is invalid) takes the stack down:
+  // running without it would only look up.
+  onGiveUp: (name, reason) => void giveUp(name, reason),
 });
 
 let stopping = false;
@@ -43,15 +47,38 @@ const stop = async (signal: string) => {
   process.stdout.write('stopped.\n');
   process.exit(0);
 };
+async function giveUp(name: string, reason: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  process.stdout.write(`\n${name} cannot start: ${reason}. Stopping every service.\n`);
+  await supervisor.stop();
+  process.exit(1);
+}
 process.on('SIGINT', () => void stop('SIGINT'));
 process.on('SIGTERM', () => void stop('SIGTERM'));
 
 supervisor.start();
 
-async function waitHealthy(target: string, deadline: number): Promise<boolean> {
-  while (Date.now() < deadline) {
+/**
+ * Waits until the service answers /health as itself: its name and the pid this supervisor started.
+ * Another process on the same port (a second `pnpm start`) answers too, but not as ours.
+ */
+async function waitHealthy(name: string, target: string, deadline: number): Promise<boolean> {
+  while (Date.now() < deadline && !stopping) {
     try {
-      if ((await fetch(target, { signal: AbortSignal.timeout(1000) })).ok) return true;
+      const response = await fetch(target, { signal: AbortSignal.timeout(1000) });
+      const body: unknown = await response.json();
+      if (
+        response.ok &&
+        typeof body === 'object' &&
+        body !== null &&
+        'service' in body &&
+        'pid' in body &&
+        body.service === name &&
+        body.pid === supervisor.pids()[name]
+      ) {
+        return true;
+      }
     } catch {}
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -59,7 +86,7 @@ async function waitHealthy(target: string, deadline: number): Promise<boolean> {
 }
 
 const deadline = Date.now() + 60_000;
-const health = await Promise.all(services.map((s) => waitHealthy(s.healthUrl, deadline)));
+const health = await Promise.all(services.map((s) => waitHealthy(s.name, s.healthUrl, deadline)));
 if (!stopping) {
   const edge = url(config.ports.edge);
   const down = services.filter((_, i) => !health[i]).map((s) => s.name);

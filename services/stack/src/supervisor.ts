@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { exitCodes } from '@eggmesh/service-kit';
 
 export interface ServiceSpec {
   readonly name: string;
@@ -22,6 +23,31 @@ export interface SupervisorOptions {
   /** A run this long resets the backoff. */
   readonly stableAfterMs?: number;
   readonly color?: boolean;
+  /**
+   * Liveness: each service with a healthUrl is asked every intervalMs; once it has answered since its
+   * start, `failures` probes in a row that fail (no 2xx within timeoutMs) get it killed (SIGKILL) and
+   * restarted. A process stuck at 100% CPU answers nothing and would otherwise stay up for good.
+   */
+  readonly healthProbe?: {
+    readonly intervalMs: number;
+    readonly timeoutMs: number;
+    readonly failures: number;
+  };
+  /**
+   * A service exited in a way a restart cannot fix (`exitCodes` of service-kit: invalid configuration,
+   * port in use); it is not restarted. `reason` is one readable clause.
+   */
+  readonly onGiveUp?: (name: string, reason: string) => void;
+}
+
+/** Why a service that exited with `code` cannot start, or null for an ordinary crash. */
+function fatalReason(spec: ServiceSpec, code: number | null): string | null {
+  if (code === exitCodes.config) return 'its configuration is invalid';
+  if (code === exitCodes.portInUse) {
+    const port = spec.healthUrl ? new URL(spec.healthUrl).port : '';
+    return port ? `port ${port} is in use by another process` : 'its port is in use by another process';
+  }
+  return null;
 }
 
 const COLORS = [36, 35, 33, 32, 34, 31];
@@ -63,6 +89,7 @@ interface Running {
   failures: number;
   startedAt: number;
   timer: NodeJS.Timeout | null;
+  probe: NodeJS.Timeout | null;
 }
 
 /**
@@ -81,6 +108,7 @@ export class Supervisor {
       failures: 0,
       startedAt: 0,
       timer: null,
+      probe: null,
     }));
     this.width = Math.max(...options.services.map((s) => s.name.length));
   }
@@ -110,9 +138,18 @@ export class Supervisor {
         this.options.write(`${prefix} ${formatLogLine(line)}`),
       );
     }
+    this.watch(entry, child, prefix);
     child.on('exit', (code, signal) => {
       entry.child = null;
+      if (entry.probe) clearTimeout(entry.probe);
+      entry.probe = null;
       if (this.stopping) return;
+      const fatal = fatalReason(spec, code);
+      if (fatal) {
+        this.options.write(`${prefix} cannot start: ${fatal}; not restarting`);
+        this.options.onGiveUp?.(spec.name, fatal);
+        return;
+      }
       const stable = Date.now() - entry.startedAt > (this.options.stableAfterMs ?? 30_000);
       entry.failures = stable ? 1 : entry.failures + 1;
       const delay = Math.min(
@@ -129,6 +166,40 @@ export class Supervisor {
     });
   }
 
+  /** Probes `spec.healthUrl` of a running child until it exits; kills it when it stops answering. */
+  private watch(entry: Running, child: ChildProcess, prefix: string): void {
+    const { healthProbe } = this.options;
+    const url = entry.spec.healthUrl;
+    if (!healthProbe || !url) return;
+    let answered = false;
+    let failed = 0;
+    const probe = async () => {
+      entry.probe = null;
+      let ok = false;
+      try {
+        const response = await fetch(url, { signal: AbortSignal.timeout(healthProbe.timeoutMs) });
+        await response.arrayBuffer();
+        ok = response.ok;
+      } catch {}
+      if (entry.child !== child || this.stopping) return;
+      if (ok) {
+        answered = true;
+        failed = 0;
+      } else if (answered) {
+        failed += 1;
+        if (failed >= healthProbe.failures) {
+          this.options.write(
+            `${prefix} not answering ${url} (${failed} probes in a row) within ${healthProbe.timeoutMs} ms; killing pid ${child.pid} to restart it`,
+          );
+          child.kill('SIGKILL');
+          return;
+        }
+      }
+      entry.probe = setTimeout(() => void probe(), healthProbe.intervalMs);
+    };
+    entry.probe = setTimeout(() => void probe(), healthProbe.intervalMs);
+  }
+
   /** The pids of the running services, by name (for tests and status output). */
   pids(): Record<string, number | undefined> {
     return Object.fromEntries(this.running.map((r) => [r.spec.name, r.child?.pid]));
@@ -139,6 +210,7 @@ export class Supervisor {
     this.stopping = true;
     const exits = this.running.map((entry) => {
       if (entry.timer) clearTimeout(entry.timer);
+      if (entry.probe) clearTimeout(entry.probe);
       const child = entry.child;
       if (!child || child.exitCode !== null) return Promise.resolve();
       return new Promise<void>((resolve) => {

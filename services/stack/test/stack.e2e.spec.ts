@@ -14,6 +14,8 @@ const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'eggmesh-stack-'));
 let stack: ChildProcess;
 let edge = '';
+let env: NodeJS.ProcessEnv = {};
+let ports: Record<string, number> = {};
 const output: string[] = [];
 
 async function freePort(): Promise<number> {
@@ -73,16 +75,18 @@ beforeAll(async () => {
     await freePort(),
   ];
   edge = `http://127.0.0.1:${edgePort}`;
+  ports = { 'write-api': write, 'read-api': read, projector, edge: edgePort };
+  env = {
+    ...process.env,
+    EGGMESH_DATA_DIR: dir,
+    WRITE_API_PORT: String(write),
+    READ_API_PORT: String(read),
+    PROJECTOR_PORT: String(projector),
+    EDGE_PORT: String(edgePort),
+    EGGMESH_LOG_LEVEL: 'warn',
+  };
   stack = spawn(process.execPath, [main], {
-    env: {
-      ...process.env,
-      EGGMESH_DATA_DIR: dir,
-      WRITE_API_PORT: String(write),
-      READ_API_PORT: String(read),
-      PROJECTOR_PORT: String(projector),
-      EDGE_PORT: String(edgePort),
-      EGGMESH_LOG_LEVEL: 'warn',
-    },
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   stack.stdout?.on('data', (d) => output.push(String(d)));
@@ -273,6 +277,43 @@ describe('the embedded stack through the edge', () => {
     expect(farm.farm.farmOutput).toEqual([
       { eggs_today: 8, eggs_month: 8, total_hens: 3, active_hens: 2, avg_per_hen_per_week: 1 },
     ]);
+  });
+
+  it('answers /health on every service with its own name and event-loop delay', async () => {
+    for (const [name, port] of Object.entries(ports)) {
+      const body = (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as Doc;
+      expect(body, name).toMatchObject({ status: 'ok', service: name, pid: expect.any(Number) });
+      expect(body.eventLoop.delayP99Ms, name).toEqual(expect.any(Number));
+    }
+  });
+
+  it('a second stack on the same ports stops, naming the busy port, and never says it is up', async () => {
+    const second = mkdtempSync(join(tmpdir(), 'eggmesh-stack-second-'));
+    try {
+      const child = spawn(process.execPath, [main], {
+        env: { ...env, EGGMESH_DATA_DIR: second },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let text = '';
+      child.stdout?.on('data', (d) => {
+        text += String(d);
+      });
+      child.stderr?.on('data', (d) => {
+        text += String(d);
+      });
+      const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+      expect(code, text).toBe(1);
+      // Whichever service finds its port taken first stops the stack, naming its own port.
+      const stopped =
+        /\n(\S+) cannot start: port (\d+) is in use by another process\. Stopping every service\./.exec(text);
+      expect(stopped, text).not.toBeNull();
+      expect(ports[stopped![1]!], text).toBe(Number(stopped![2]));
+      expect(text).not.toContain('eggmesh is up');
+    } finally {
+      rmSync(second, { recursive: true, force: true });
+    }
+    // The first stack is untouched.
+    expect((await fetch(`${edge}/ready`)).ok).toBe(true);
   });
 
   it('stops every process on SIGINT and exits 0', async () => {

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -20,6 +21,17 @@ const waitFor = async (check: () => boolean, ms = 10_000) => {
     await new Promise((r) => setTimeout(r, 20));
   }
 };
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
 
 describe('supervisor', () => {
   it('prefixes each line and formats pino JSON lines', async () => {
@@ -94,6 +106,77 @@ describe('supervisor', () => {
     expect(lines.some((l) => l.includes('[polite  ] bye'))).toBe(true);
     for (const pid of Object.values(pids)) expect(() => process.kill(pid!, 0)).toThrow();
     expect(lines.some((l) => l.includes('restarting'))).toBe(false);
+  });
+
+  it('kills and restarts a service that stops answering /health', async () => {
+    const port = await freePort();
+    // Answers /health, then (a moment after its first answer) blocks its event loop for good.
+    const hang = script(
+      'hang.mjs',
+      `import http from 'node:http';
+let answered = false;
+http.createServer((req, res) => {
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify({ status: 'ok', pid: process.pid }));
+  if (!answered) { answered = true; console.log('answered'); setTimeout(() => { for (;;) {} }, 200); }
+}).listen(${port}, '127.0.0.1');`,
+    );
+    const lines: string[] = [];
+    const supervisor = new Supervisor({
+      services: [{ name: 'hang', script: hang, healthUrl: `http://127.0.0.1:${port}/health` }],
+      env: process.env,
+      write: (l) => lines.push(l),
+      shutdownTimeoutMs: 500,
+      backoffMs: 20,
+      healthProbe: { intervalMs: 100, timeoutMs: 100, failures: 3 },
+    });
+    supervisor.start();
+    let first: number | undefined;
+    try {
+      await waitFor(() => lines.filter((l) => l.endsWith(' answered')).length >= 1);
+      first = supervisor.pids().hang;
+      await waitFor(() => lines.filter((l) => l.endsWith(' answered')).length >= 2, 20_000);
+    } finally {
+      await supervisor.stop();
+    }
+    expect(supervisor.pids().hang).toBeUndefined();
+    const notice = lines.find((l) => l.includes('not answering'));
+    expect(notice).toContain(`[hang] not answering http://127.0.0.1:${port}/health (3 probes in a row)`);
+    expect(notice).toContain(`killing pid ${first}`);
+    expect(lines.some((l) => /exited \(SIGKILL\); restarting/.test(l))).toBe(true);
+  });
+
+  it('does not restart a service that cannot start (bad configuration, port in use) and says why', async () => {
+    const lines: string[] = [];
+    const gaveUp: string[] = [];
+    const supervisor = new Supervisor({
+      services: [
+        {
+          name: 'busy',
+          script: script('busy.mjs', 'process.exit(98);'),
+          healthUrl: 'http://127.0.0.1:4321/health',
+        },
+        { name: 'misconfigured', script: script('misconfigured.mjs', 'process.exit(2);') },
+      ],
+      env: process.env,
+      write: (l) => lines.push(l),
+      shutdownTimeoutMs: 500,
+      backoffMs: 20,
+      onGiveUp: (name, reason) => gaveUp.push(`${name}: ${reason}`),
+    });
+    supervisor.start();
+    try {
+      await waitFor(() => gaveUp.length === 2);
+      await new Promise((r) => setTimeout(r, 200));
+    } finally {
+      await supervisor.stop();
+    }
+    expect(lines.some((l) => l.includes('restarting in'))).toBe(false);
+    expect(gaveUp).toContain('busy: port 4321 is in use by another process');
+    expect(gaveUp).toContain('misconfigured: its configuration is invalid');
+    expect(lines).toContain(
+      '[busy         ] cannot start: port 4321 is in use by another process; not restarting',
+    );
   });
 
   it('leaves lines that are not JSON alone', () => {

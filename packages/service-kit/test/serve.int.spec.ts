@@ -1,0 +1,223 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { connect, createServer, type Socket } from 'node:net';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+
+// Real processes: the fixture is a tiny service built on serve() from packages/service-kit/dist (run
+// `pnpm build` first), so what it shows holds for every service that listens through serve().
+const fixture = fileURLToPath(new URL('./fixtures/server.mjs', import.meta.url));
+const children: ChildProcess[] = [];
+
+interface Started {
+  child: ChildProcess;
+  port: number;
+  lines: string[];
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+async function start(env: Record<string, string>): Promise<Started> {
+  const child = spawn(process.execPath, [fixture], {
+    env: { ...process.env, EGGMESH_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const lines: string[] = [];
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  createInterface({ input: child.stderr! }).on('line', (line) => lines.push(line));
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', () => reject(new Error(`fixture exited early:\n${lines.join('\n')}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      lines.push(line);
+      const parsed = JSON.parse(line) as { port?: number };
+      if (parsed.port) resolve(parsed.port);
+    });
+  });
+  return { child, port, lines, exited };
+}
+
+afterEach(() => {
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+/** A raw TCP client: what it received, and whether the server closed the connection. */
+function rawClient(port: number) {
+  const socket = connect(port, '127.0.0.1');
+  const state = { received: '', closed: false };
+  socket.on('data', (chunk) => {
+    state.received += chunk.toString('latin1');
+  });
+  const closed = new Promise<void>((resolve) =>
+    socket.on('close', () => {
+      state.closed = true;
+      resolve();
+    }),
+  );
+  socket.on('error', () => undefined);
+  const connected = new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  return { socket, state, closed, connected };
+}
+
+const get = (socket: Socket, path: string) =>
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n`);
+
+async function waitUntil(check: () => boolean, what: string, ms = 20_000) {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('serve(): limits every service gets', () => {
+  it('answers 408 and closes a client that trickles its body, while it is still trickling', async () => {
+    const { port } = await start({
+      EGGMESH_HTTP_HEADERS_TIMEOUT_MS: '300',
+      EGGMESH_HTTP_REQUEST_TIMEOUT_MS: '600',
+    });
+    const client = rawClient(port);
+    await client.connected;
+    client.socket.write(
+      'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 10000\r\n\r\n"',
+    );
+    let sent = 1;
+    const trickle = setInterval(() => {
+      if (!client.state.closed && sent < 9_999) {
+        client.socket.write('a');
+        sent += 1;
+      }
+    }, 50);
+    await client.closed;
+    clearInterval(trickle);
+    expect(sent).toBeLessThan(9_999);
+    expect(client.state.received).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('closes a client that trickles its headers', async () => {
+    const { port } = await start({
+      EGGMESH_HTTP_HEADERS_TIMEOUT_MS: '300',
+      EGGMESH_HTTP_REQUEST_TIMEOUT_MS: '600',
+    });
+    const client = rawClient(port);
+    await client.connected;
+    const header = `GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ${'a'.repeat(5000)}\r\n\r\n`;
+    let sent = 0;
+    const trickle = setInterval(() => {
+      if (!client.state.closed && sent < header.length) client.socket.write(header[sent++]!);
+    }, 20);
+    await client.closed;
+    clearInterval(trickle);
+    expect(sent).toBeLessThan(header.length);
+    expect(client.state.received).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('closes an idle keep-alive connection after the keep-alive timeout', async () => {
+    const { port } = await start({ EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS: '200' });
+    const client = rawClient(port);
+    await client.connected;
+    get(client.socket, '/health');
+    await client.closed;
+    expect(client.state.received).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it('refuses connections beyond the cap and keeps answering the others', async () => {
+    const { port } = await start({ EGGMESH_HTTP_MAX_CONNECTIONS: '3' });
+    const open = [rawClient(port), rawClient(port), rawClient(port)];
+    for (const client of open) {
+      await client.connected;
+      get(client.socket, '/health');
+    }
+    await waitUntil(() => open.every((c) => c.state.received.includes('"status":"ok"')), 'three answers');
+    const extra = rawClient(port);
+    await extra.closed;
+    expect(extra.state.received).toBe('');
+    for (const client of open) {
+      client.state.received = '';
+      get(client.socket, '/health');
+    }
+    await waitUntil(() => open.every((c) => c.state.received.includes('"status":"ok"')), 'answers again');
+    expect(open.every((c) => !c.state.closed)).toBe(true);
+    for (const client of open) client.socket.destroy();
+  });
+
+  it('reports its name and event-loop delay on /health', async () => {
+    const { port } = await start({});
+    const body = (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ status: 'ok', service: 'fixture', pid: expect.any(Number) });
+    const loop = body.eventLoop as Record<string, unknown>;
+    for (const key of ['delayP50Ms', 'delayP99Ms', 'delayMaxMs'])
+      expect(loop[key], key).toEqual(expect.any(Number));
+  });
+});
+
+describe('event-loop watchdog', () => {
+  it('kills a process whose event loop stays blocked, with a fatal log line', async () => {
+    const service = await start({ EGGMESH_EVENT_LOOP_STALL_MS: '500' });
+    await fetch(`http://127.0.0.1:${service.port}/spin`).catch(() => undefined);
+    const exit = await service.exited;
+    expect(exit.signal).toBe('SIGKILL');
+    const fatal = service.lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.level === 60);
+    expect(fatal).toMatchObject({ service: 'fixture', msg: expect.stringMatching(/event loop/) });
+  });
+
+  it('does not keep a process alive that has nothing left to do', async () => {
+    const service = await start({ EGGMESH_EVENT_LOOP_STALL_MS: '500', FIXTURE_CLOSE_AFTER_LISTEN: '1' });
+    expect(await service.exited).toEqual({ code: 0, signal: null });
+  });
+});
+
+/** Runs the fixture to its end; for the ways it must refuse to start. */
+async function run(
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [fixture], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  return { code, stdout, stderr };
+}
+
+describe('refusing to start', () => {
+  it('lists every configuration problem and exits 2, without a stack trace', async () => {
+    const result = await run({ EGGMESH_HTTP_REQUEST_TIMEOUT_MS: 'soon', WRITE_API_PORT: '-1' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/invalid configuration/);
+    expect(result.stderr).toMatch(/EGGMESH_HTTP_REQUEST_TIMEOUT_MS/);
+    expect(result.stderr).toMatch(/WRITE_API_PORT/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('names the busy port and exits 98 when its port is taken', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const address = taken.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    try {
+      const result = await run({ FIXTURE_PORT: String(port) });
+      expect(result.code).toBe(98);
+      const fatal = result.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => l.level === 60);
+      expect(fatal?.msg).toContain(`port ${port} on 127.0.0.1 is in use`);
+    } finally {
+      taken.close();
+    }
+  });
+});
