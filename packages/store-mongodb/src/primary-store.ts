@@ -3,6 +3,7 @@ import { type EntityName, entities } from '@eggmesh/schema';
 import {
   type CommitResult,
   type EventLog,
+  isStoreError,
   type LogEntry,
   type Operation,
   type PrimaryStore,
@@ -227,7 +228,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
       this.recoverBeforeCommit = false;
     }
     for (let attempt = 1; ; attempt++) {
-      const plan = await this.plan(operations);
+      const plan = await this.planAfterPending(operations);
       const record = await this.allocate(plan, undefined);
       await this.hooks.afterAllocate?.(record._id, record.last);
       try {
@@ -245,6 +246,22 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
       await this.hooks.afterLogInsert?.(record._id, record.last);
       await this.apply(record);
       return result(record);
+    }
+  }
+
+  /**
+   * Plans against the entity collections. A refusal (exists / does not exist) may come from a
+   * committed record whose writer stopped before applying it: apply those, then plan once more.
+   * (A plan that passes needs no such check: an unapplied record on the same id holds the key.)
+   */
+  private async planAfterPending(operations: readonly WriteOperation[]): Promise<Plan> {
+    try {
+      return await this.plan(operations);
+    } catch (error) {
+      const refused =
+        isStoreError(error, storeErrorCodes.NOT_FOUND) || isStoreError(error, storeErrorCodes.ALREADY_EXISTS);
+      if (refused && (await this.recover()) > 0) return this.plan(operations);
+      throw error;
     }
   }
 
@@ -315,8 +332,8 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     const byEntity = new Map<EntityName, Set<string>>();
     for (const { entity, id } of operations) {
       this.collections(entity);
-      let ids = byEntity.get(entity);
-      if (!ids) byEntity.set(entity, (ids = new Set()));
+      const ids = byEntity.get(entity) ?? new Set<string>();
+      if (ids.size === 0) byEntity.set(entity, ids);
       ids.add(id);
     }
     const newest = new Map<
@@ -424,8 +441,8 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
   private async apply(record: LogDoc, session?: ClientSession): Promise<void> {
     const byEntity = new Map<EntityName, { position: number; entry: EntryDoc }[]>();
     record.entries.forEach((entry, i) => {
-      let list = byEntity.get(entry.entity);
-      if (!list) byEntity.set(entry.entity, (list = []));
+      const list = byEntity.get(entry.entity) ?? [];
+      if (list.length === 0) byEntity.set(entry.entity, list);
       list.push({ position: record._id + i, entry });
     });
     const opts = session ? { session, ordered: false } : { ordered: false };
