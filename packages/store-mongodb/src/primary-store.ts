@@ -448,20 +448,13 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     const opts = session ? { session, ordered: false } : { ordered: false };
     for (const [entity, list] of byEntity) {
       const { versions, current } = this.collections(entity);
-      const versionOps: AnyBulkWriteOperation<VersionDoc>[] = list.map(({ position, entry }) => ({
-        updateOne: {
-          filter: { id: entry.id, created_at: entry.created_at },
-          update: {
-            $setOnInsert: {
-              id: entry.id,
-              created_at: entry.created_at,
-              deleted: entry.op === 'delete',
-              payload: entry.payload,
-              position,
-            },
-          },
-          upsert: true,
-        },
+      // Unique on (id, created_at): a re-apply is refused as a duplicate and changes nothing.
+      const versionDocs: VersionDoc[] = list.map(({ position, entry }) => ({
+        id: entry.id,
+        created_at: entry.created_at,
+        deleted: entry.op === 'delete',
+        payload: entry.payload,
+        position,
       }));
       // The current document only moves forward in time, so applying in any order ends the same.
       const currentOps: AnyBulkWriteOperation<CurrentDoc>[] = list.map(({ position, entry }) => ({
@@ -478,7 +471,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
           upsert: true,
         },
       }));
-      await versions.bulkWrite(versionOps, opts).catch(ignoreDuplicate);
+      await versions.insertMany(versionDocs, opts).catch(ignoreDuplicate);
       await current.bulkWrite(currentOps, opts).catch(ignoreDuplicate);
     }
     if (!session) await this.logRecords.updateOne({ _id: record._id }, { $set: { applied: true } });
