@@ -109,3 +109,17 @@ export async function start(options = {}) {
     exited,
   };
 }
+
+// `node infra/mongodb/server.mjs`: a local dev server on EGGMESH_DEV_MONGODB_PORT (default 27017)
+// with its data in EGGMESH_DATA_DIR/mongodb (default ./data/mongodb); Ctrl-C stops it.
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const port = Number(process.env.EGGMESH_DEV_MONGODB_PORT ?? 27017);
+  const dataDir = join(process.env.EGGMESH_DATA_DIR ?? './data', 'mongodb');
+  const server = await start({ port, dataDir, onLog: (chunk) => process.stderr.write(chunk) });
+  process.stdout.write(
+    `${serverName} at ${server.uri}, data in ${dataDir} (started in ${Math.round(server.startMs)} ms)\n`,
+  );
+  for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void server.stop());
+  const { code, signal } = await server.exited;
+  process.exitCode = code === 0 || signal === 'SIGTERM' || code === 143 ? 0 : 1;
+}

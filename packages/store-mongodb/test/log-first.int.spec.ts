@@ -182,6 +182,28 @@ describe(`MongoDB log-first protocol on ${mongodbServer()}`, () => {
     expect((await other.get('farm', id))?.payload.name).toBe('second');
   });
 
+  it('one commit may create, update and delete one id: each entry sees the one before', async () => {
+    const store = await open({ clock: () => 5_000 });
+    const id = randomUUID();
+    const result = await store.commit([
+      create(id, 'v1'),
+      update(id, 'v2'),
+      { op: 'delete', entity: 'farm', id },
+      create(id, 'v3'),
+    ]);
+    expect(result.records.map((r) => r.createdAt)).toEqual([5_000, 5_001, 5_002, 5_003]);
+    const entries = await store.log.read(0, 10);
+    expect(entries.map((e) => [e.op, e.previous?.name ?? null, e.payload?.name ?? null])).toEqual([
+      ['create', null, 'v1'],
+      ['update', 'v1', 'v2'],
+      ['delete', 'v2', null],
+      ['create', null, 'v3'],
+    ]);
+    expect((await store.get('farm', id))?.payload.name).toBe('v3');
+    expect(await store.get('farm', id, { at: 5_002 })).toBeNull();
+    expect((await store.get('farm', id, { at: 5_001 }))?.payload.name).toBe('v2');
+  });
+
   it('two writers creating one id at once: exactly one wins', async () => {
     const a = await open();
     const b = await open();
