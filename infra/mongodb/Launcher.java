@@ -20,7 +20,8 @@ import java.util.concurrent.CountDownLatch;
  * Port 0 picks a free port. Without a data file the data lives in memory; with one it lives in an
  * H2 MVStore file and every acknowledged write command is committed to the file before the reply,
  * so a killed server loses nothing it acknowledged. `-Deggmesh.oplog=true` enables the oplog
- * (change streams). Prints one line "eggmesh-mongodb ready port=<port> ..." when it accepts
+ * (change streams); `-Deggmesh.exitWithParent=true` stops the server when its stdin closes (the
+ * parent process died). Prints one line "eggmesh-mongodb ready port=<port> ..." when it accepts
  * connections; SIGTERM stops it (the file is closed cleanly).
  */
 public class Launcher {
@@ -81,6 +82,24 @@ public class Launcher {
                   server.shutdownNow();
                   stopped.countDown();
                 }));
+    if (Boolean.getBoolean("eggmesh.exitWithParent")) {
+      // The parent holds our stdin open; end of input means it died without stopping us.
+      Thread watchdog =
+          new Thread(
+              () -> {
+                try {
+                  while (System.in.read() != -1) {
+                    // ignore input
+                  }
+                } catch (java.io.IOException e) {
+                  // treated as end of input
+                }
+                System.exit(0);
+              },
+              "parent-watchdog");
+      watchdog.setDaemon(true);
+      watchdog.start();
+    }
     System.out.println(
         "eggmesh-mongodb ready port="
             + address.getPort()

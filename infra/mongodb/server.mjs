@@ -39,6 +39,8 @@ export async function start(options = {}) {
     '-Xshare:auto',
     '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn',
     `-Deggmesh.oplog=${options.oplog === true}`,
+    // Stdin stays open while this process lives: if it dies unannounced, the server stops too.
+    '-Deggmesh.exitWithParent=true',
     '-cp',
     `${jars}/*`,
     join(here, 'Launcher.java'),
@@ -49,7 +51,7 @@ export async function start(options = {}) {
     args.push(join(options.dataDir, 'mongodb.h2'));
   }
   const started = performance.now();
-  const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('java', args, { stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (chunk) => {

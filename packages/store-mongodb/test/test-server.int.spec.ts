@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,16 @@ import { describe, expect, it } from 'vitest';
 import { mongodbUri } from './helpers.js';
 
 const fetchJars = fileURLToPath(new URL('../../../infra/mongodb/fetch-jars.sh', import.meta.url));
+const serverModule = fileURLToPath(new URL('../../../infra/mongodb/server.mjs', import.meta.url));
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 function run(env: Record<string, string>): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve) => {
@@ -47,6 +57,21 @@ describe('the MongoDB-wire test server', () => {
       expect(noMaven.stderr).toMatch(/needs Maven .*apt-get install maven/);
     } finally {
       rmSync(cache, { recursive: true, force: true });
+    }
+  });
+
+  it('stops when the process that started it dies without stopping it', async () => {
+    // A parent that starts a server and exits at once (as a killed test run would).
+    const script = `const { start } = await import(${JSON.stringify(serverModule)}); const s = await start(); console.log(s.pid); process.exit(0);`;
+    const pid = Number(
+      execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }).trim(),
+    );
+    expect(pid).toBeGreaterThan(0);
+    try {
+      while (alive(pid)) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(alive(pid)).toBe(false);
+    } finally {
+      if (alive(pid)) process.kill(pid, 'SIGKILL');
     }
   });
 });
