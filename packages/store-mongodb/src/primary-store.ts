@@ -87,11 +87,18 @@ export interface MongoPrimaryStoreOptions {
   readonly clock?: () => number;
   /** Test seams of the log-first protocol. */
   readonly hooks?: MongoStoreHooks;
+  /**
+   * For the read side: no schema set-up or recovery at open, `commit` fails with STORE_READ_ONLY and
+   * log readers never close gaps (they wait for a writer or the projector to do it).
+   */
+  readonly readonly?: boolean;
 }
 
 /** How often a commit starts over after losing a race (another writer, or the gap filler). */
 const MAX_ATTEMPTS = 8;
 const LOG = 'event_log';
+/** The write path reads from the primary whatever the store's read preference. */
+const ON_PRIMARY = { readPreference: 'primary' } as const;
 const COUNTERS = 'counters';
 
 const keyOf = (entity: EntityName, id: string, replaced: number | undefined) =>
@@ -135,6 +142,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
   private readonly gapsSeen = new Map<number, number>();
   /** A write's outcome was unknown: recover before the next commit. */
   private recoverBeforeCommit = false;
+  private readonly readonly: boolean;
 
   private constructor(client: MongoClient, db: Db, options: MongoPrimaryStoreOptions) {
     super(db);
@@ -142,6 +150,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     this.clock = options.clock ?? Date.now;
     this.gapTimeoutMs = options.gapTimeoutMs ?? 5000;
     this.hooks = options.hooks ?? {};
+    this.readonly = options.readonly === true;
     this.logRecords = db.collection<LogDoc>(LOG);
     this.counters = db.collection<CounterDoc>(COUNTERS);
     this.log = {
@@ -164,8 +173,10 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
       await translated(async () => {
         const hello = await client.db('admin').command({ isMaster: 1 });
         store.mode = chooseCommitMode(hello, options.commitMode);
-        await store.ensureSchema();
-        await store.recover();
+        if (!store.readonly) {
+          await store.ensureSchema();
+          await store.recover();
+        }
       });
       return store;
     } catch (error) {
@@ -205,13 +216,14 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
    */
   async recover(): Promise<number> {
     return translated(async () => {
-      const pending = await this.logRecords.find({ applied: false }).sort({ _id: 1 }).toArray();
+      const pending = await this.logRecords.find({ applied: false }, ON_PRIMARY).sort({ _id: 1 }).toArray();
       for (const record of pending) await this.apply(record);
       return pending.length;
     });
   }
 
   async commit(operations: readonly WriteOperation[]): Promise<CommitResult> {
+    if (this.readonly) throw new StoreError(storeErrorCodes.READ_ONLY, 'this store was opened read-only');
     if (operations.length === 0) return { records: [], position: await this.log.head() };
     return this.mutex.run(() =>
       translated(() =>
@@ -298,7 +310,10 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
   /** After an unknown outcome: closes the record's positions unless it is in, and says which. */
   private async settle(record: LogDoc): Promise<'committed' | 'aborted'> {
     await this.fill(record._id, record.last);
-    const found = await this.logRecords.findOne({ _id: record._id }, { projection: { commit: 1 } });
+    const found = await this.logRecords.findOne(
+      { _id: record._id },
+      { ...ON_PRIMARY, projection: { commit: 1 } },
+    );
     return found?.commit === record.commit ? 'committed' : 'aborted';
   }
 
@@ -321,7 +336,9 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
   }
 
   private async applyRecordsHolding(keys: readonly string[]): Promise<void> {
-    const holders = await this.logRecords.find({ keys: { $in: [...keys] }, applied: false }).toArray();
+    const holders = await this.logRecords
+      .find({ keys: { $in: [...keys] }, applied: false }, ON_PRIMARY)
+      .toArray();
     for (const record of holders) await this.apply(record);
   }
 
@@ -342,7 +359,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     >();
     for (const [entity, ids] of byEntity) {
       const docs = await this.collections(entity)
-        .current.find({ _id: { $in: [...ids] } }, session ? { session } : {})
+        .current.find({ _id: { $in: [...ids] } }, session ? { session } : ON_PRIMARY)
         .toArray();
       for (const doc of docs) newest.set(`${entity}/${doc._id}`, doc);
     }
@@ -429,7 +446,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
   }
 
   private async readCounter(session: ClientSession | undefined): Promise<CounterDoc> {
-    const opts = session ? { session } : {};
+    const opts = session ? { session } : ON_PRIMARY;
     for (;;) {
       const counter = await this.counters.findOne({ _id: 'log' }, opts);
       if (counter) return counter;
@@ -532,7 +549,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
         if (record.last < expected) continue;
         if (record._id > expected) {
           // Filled already and still missing: this reader lags the primary (a secondary); stop here.
-          if (filledAt === expected || !this.gapExpired(expected)) break read;
+          if (this.readonly || filledAt === expected || !this.gapExpired(expected)) break read;
           await this.fill(expected, record._id - 1);
           filledAt = expected;
           continue read;

@@ -87,6 +87,28 @@ describe(`MongoDB store connection on ${mongodbServer()}`, () => {
     await defaults.close();
   });
 
+  it('a read-only store for the read side reads with secondaryPreferred and refuses commits', async () => {
+    const name = dbName();
+    const writer = await openMongoPrimaryStore({ uri: mongodbUri(), dbName: name });
+    const id = randomUUID();
+    await writer.commit([
+      { op: 'create', entity: 'farm', id, payload: { name: 'x', farm_type: 'local_farm', zone: 'n' } },
+    ]);
+    const reader = await openMongoPrimaryStore({
+      uri: mongodbUri(),
+      dbName: name,
+      readonly: true,
+      readPreference: 'secondaryPreferred',
+    });
+    expect((await reader.get('farm', id))?.payload.name).toBe('x');
+    expect((await reader.log.read(0, 10)).map((e) => e.id)).toEqual([id]);
+    const refused = await reader.commit([{ op: 'delete', entity: 'farm', id }]).catch((e: unknown) => e);
+    expect(isStoreError(refused, storeErrorCodes.READ_ONLY)).toBe(true);
+    expect(await writer.get('farm', id)).not.toBeNull();
+    await reader.close();
+    await writer.close();
+  });
+
   it('ping answers while connected and fails after close; an unreachable server fails with STORE_UNAVAILABLE', async () => {
     const store = await openMongoPrimaryStore({ uri: mongodbUri(), dbName: dbName() });
     await store.ping();

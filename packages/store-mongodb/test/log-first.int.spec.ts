@@ -73,6 +73,10 @@ describe(`MongoDB log-first protocol on ${mongodbServer()}`, () => {
     expect((await patient.log.read(0, 10)).map((e) => e.id)).toEqual([first.id]);
     expect(await patient.log.read(1, 10)).toEqual([]);
     expect(await patient.log.read(1, 10)).toEqual([]);
+    // A read-only store never closes a gap, however old.
+    const readOnly = await open({ readonly: true, gapTimeoutMs: 0 });
+    expect((await readOnly.log.read(0, 10)).map((e) => e.id)).toEqual([first.id]);
+    expect((await readOnly.log.read(0, 10)).map((e) => e.id)).toEqual([first.id]);
 
     // Past the bound a reader closes it with an aborted record; every reader moves on.
     expect((await filler.log.read(0, 10)).map((e) => [e.position, e.id])).toEqual([
