@@ -441,6 +441,9 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
           commit: randomUUID(),
         };
       }
+      // Inside a transaction the snapshot cannot change: a moved counter is a write conflict.
+      if (session)
+        throw new StoreError(storeErrorCodes.CONFLICT, 'the log counter moved during the transaction');
       counter = undefined;
     }
   }
