@@ -37,6 +37,14 @@ export const configSchema = z.object({
   EGGMESH_HEALTH_PROBE_INTERVAL_MS: positive(5000),
   EGGMESH_HEALTH_PROBE_TIMEOUT_MS: positive(2000),
   EGGMESH_HEALTH_PROBE_FAILURES: positive(3),
+  EGGMESH_STORE: z.enum(['sqlite', 'mongodb']).default('sqlite'),
+  EGGMESH_MONGODB_URI: z.string().min(1).default('mongodb://127.0.0.1:27017'),
+  EGGMESH_MONGODB_DB: z.string().min(1).default('eggmesh'),
+  EGGMESH_MONGODB_WRITE_CONCERN: z
+    .string()
+    .regex(/^(majority|[0-9]+)$/, 'majority or a number of members')
+    .default('majority'),
+  EGGMESH_DEV_MONGODB_PORT: port(27017),
   EGGMESH_WRITE_API_URL: z.string().url().optional(),
   EGGMESH_READ_API_URL: z.string().url().optional(),
 });
@@ -82,6 +90,15 @@ export interface Config {
     readonly intervalMs: number;
     readonly timeoutMs: number;
     readonly failures: number;
+  };
+  /** Which primary store backs the services (only `sqlite` is wired into them yet). */
+  readonly store: RawConfig['EGGMESH_STORE'];
+  readonly mongodb: {
+    readonly uri: string;
+    readonly dbName: string;
+    readonly writeConcern: 'majority' | number;
+    /** Port of the MongoDB-wire dev server the scaled stack starts locally. */
+    readonly devPort: number;
   };
   /** Where the edge forwards; defaults to the local services. */
   readonly upstreams: { readonly write: string; readonly read: string };
@@ -170,6 +187,14 @@ function parseConfig(env: Record<string, string | undefined>): Config {
       intervalMs: c.EGGMESH_HEALTH_PROBE_INTERVAL_MS,
       timeoutMs: c.EGGMESH_HEALTH_PROBE_TIMEOUT_MS,
       failures: c.EGGMESH_HEALTH_PROBE_FAILURES,
+    }),
+    store: c.EGGMESH_STORE,
+    mongodb: Object.freeze({
+      uri: c.EGGMESH_MONGODB_URI,
+      dbName: c.EGGMESH_MONGODB_DB,
+      writeConcern:
+        c.EGGMESH_MONGODB_WRITE_CONCERN === 'majority' ? 'majority' : Number(c.EGGMESH_MONGODB_WRITE_CONCERN),
+      devPort: c.EGGMESH_DEV_MONGODB_PORT,
     }),
     upstreams: Object.freeze({
       write: c.EGGMESH_WRITE_API_URL ?? local(c.WRITE_API_PORT),

@@ -71,4 +71,32 @@ describe('configuration', () => {
     expect(String(error)).toMatch(/EGGMESH_HTTP_HEADERS_TIMEOUT_MS must not exceed/);
     expect(String(error)).toMatch(/EGGMESH_HEALTH_PROBE_TIMEOUT_MS must not exceed/);
   });
+
+  it('parses the MongoDB settings: store choice, URI, database, write concern, dev port', () => {
+    expect(loadConfig({})).toMatchObject({
+      store: 'sqlite',
+      mongodb: {
+        uri: 'mongodb://127.0.0.1:27017',
+        dbName: 'eggmesh',
+        writeConcern: 'majority',
+        devPort: 27017,
+      },
+    });
+    expect(
+      loadConfig({
+        EGGMESH_STORE: 'mongodb',
+        EGGMESH_MONGODB_URI: 'mongodb://a,b,c/?replicaSet=rs0',
+        EGGMESH_MONGODB_DB: 'farm',
+        EGGMESH_MONGODB_WRITE_CONCERN: '2',
+        EGGMESH_DEV_MONGODB_PORT: '0',
+      }),
+    ).toMatchObject({
+      store: 'mongodb',
+      mongodb: { uri: 'mongodb://a,b,c/?replicaSet=rs0', dbName: 'farm', writeConcern: 2, devPort: 0 },
+    });
+    expect(() => loadConfig({ EGGMESH_STORE: 'postgres' })).toThrow(/EGGMESH_STORE/);
+    expect(() => loadConfig({ EGGMESH_MONGODB_WRITE_CONCERN: 'all' })).toThrow(
+      /EGGMESH_MONGODB_WRITE_CONCERN/,
+    );
+  });
 });

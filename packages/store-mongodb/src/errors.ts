@@ -1,0 +1,58 @@
+import { StoreError, storeErrorCodes } from '@eggmesh/store';
+import {
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoServerClosedError,
+  MongoServerError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+} from 'mongodb';
+
+/** Server codes meaning "no usable primary right now": shutdown, step-down, election. */
+const NOT_AVAILABLE_CODES = new Set([91, 189, 10107, 11600, 11602, 13435, 13436]);
+
+/** True when no usable server could be reached (the outcome of a write in flight is unknown). */
+export function isUnreachable(error: unknown): boolean {
+  return (
+    error instanceof MongoNetworkError ||
+    error instanceof MongoServerSelectionError ||
+    error instanceof MongoNotConnectedError ||
+    error instanceof MongoTopologyClosedError ||
+    error instanceof MongoServerClosedError ||
+    (error instanceof MongoServerError &&
+      typeof error.code === 'number' &&
+      NOT_AVAILABLE_CODES.has(error.code))
+  );
+}
+
+/** E11000, with the name of the unique index that refused the document when the server says it. */
+export function duplicateKeyIndex(error: unknown): string | undefined {
+  if (!(error instanceof MongoServerError) || error.code !== 11000) return undefined;
+  const pattern = error.keyPattern as Record<string, unknown> | undefined;
+  if (pattern) return Object.keys(pattern).join('_');
+  // mongo-java-server names the index only in the message: "... index: keys dup key: ...".
+  const match = /index: (\S+) dup key/.exec(error.message);
+  return match?.[1] ?? '';
+}
+
+/** Translates driver failures into the port's stable codes; anything else passes through. */
+export function toStoreError(error: unknown): unknown {
+  if (error instanceof StoreError) return error;
+  if (isUnreachable(error)) {
+    return new StoreError(
+      storeErrorCodes.UNAVAILABLE,
+      `MongoDB is unreachable: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+  return error;
+}
+
+/** Runs `work`, rethrowing driver failures as StoreErrors. */
+export async function translated<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw toStoreError(error);
+  }
+}

@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { isStoreError, storeErrorCodes } from '@eggmesh/store';
+import { chooseCommitMode, openMongoPrimaryStore, supportsTransactions } from '@eggmesh/store-mongodb';
+import { afterEach, describe, expect, it } from 'vitest';
+import { dropDatabase, freshDbName, mongodbServer, mongodbUri } from './helpers.js';
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+describe('transaction capability detection', () => {
+  it('finds transactions on replica sets and mongos with sessions, never on a standalone', () => {
+    const standalone = { ismaster: true, maxWireVersion: 21, logicalSessionTimeoutMinutes: 30 };
+    const replicaSet = { ...standalone, setName: 'rs0' };
+    const mongos = { ...standalone, msg: 'isdbgrid' };
+    expect(supportsTransactions(standalone)).toBe(false);
+    expect(supportsTransactions(replicaSet)).toBe(true);
+    expect(supportsTransactions(mongos)).toBe(true);
+    // MongoDB 3.6 replica set (wire 6): sessions, no transactions. 4.0 mongos (wire 7): none either.
+    expect(supportsTransactions({ ...replicaSet, maxWireVersion: 6 })).toBe(false);
+    expect(supportsTransactions({ ...mongos, maxWireVersion: 7 })).toBe(false);
+    // mongo-java-server answers without sessions.
+    expect(supportsTransactions({ ismaster: true, maxWireVersion: 13 })).toBe(false);
+    expect(supportsTransactions({ ...replicaSet, logicalSessionTimeoutMinutes: undefined })).toBe(false);
+    expect(chooseCommitMode(replicaSet)).toBe('transactions');
+    expect(chooseCommitMode(standalone)).toBe('log-first');
+    expect(chooseCommitMode(replicaSet, 'log-first')).toBe('log-first');
+  });
+});
+
+describe(`MongoDB store connection on ${mongodbServer()}`, () => {
+  const dbNames: string[] = [];
+  afterEach(async () => {
+    for (const name of dbNames.splice(0)) await dropDatabase(mongodbUri(), name);
+  });
+  const dbName = () => {
+    const name = freshDbName();
+    dbNames.push(name);
+    return name;
+  };
+
+  it('picks the log-first protocol on this server; forcing transactions takes the transaction path', async () => {
+    const auto = await openMongoPrimaryStore({ uri: mongodbUri(), dbName: dbName() });
+    expect(auto.commitMode).toBe('log-first');
+    await auto.close();
+    const forced = await openMongoPrimaryStore({
+      uri: mongodbUri(),
+      dbName: dbName(),
+      commitMode: 'transactions',
+    });
+    expect(forced.commitMode).toBe('transactions');
+    // The transaction path opens a session, which this server refuses.
+    await expect(
+      forced.commit([
+        { op: 'create', entity: 'farm', id: randomUUID(), payload: { name: 'x', farm_type: 'local_farm' } },
+      ]),
+    ).rejects.toThrow(/sessions/);
+    expect(await forced.log.head()).toBe(0);
+    await forced.close();
+  });
+
+  it('takes the write concern and read preference it is given (the server ignores secondaries)', async () => {
+    const store = await openMongoPrimaryStore({
+      uri: mongodbUri(),
+      dbName: dbName(),
+      writeConcern: 1,
+      readPreference: 'secondaryPreferred',
+    });
+    expect(store.client.readPreference.mode).toBe('secondaryPreferred');
+    expect(store.client.writeConcern?.w).toBe(1);
+    const id = randomUUID();
+    await store.commit([
+      { op: 'create', entity: 'farm', id, payload: { name: 'x', farm_type: 'local_farm', zone: 'n' } },
+    ]);
+    expect((await store.get('farm', id))?.payload.name).toBe('x');
+    await store.close();
+    const defaults = await openMongoPrimaryStore({ uri: mongodbUri(), dbName: dbName() });
+    expect(defaults.client.writeConcern?.w).toBe('majority');
+    expect(defaults.client.readPreference.mode).toBe('primary');
+    await defaults.close();
+  });
+
+  it('a read-only store for the read side reads with secondaryPreferred and refuses commits', async () => {
+    const name = dbName();
+    const writer = await openMongoPrimaryStore({ uri: mongodbUri(), dbName: name });
+    const id = randomUUID();
+    await writer.commit([
+      { op: 'create', entity: 'farm', id, payload: { name: 'x', farm_type: 'local_farm', zone: 'n' } },
+    ]);
+    const reader = await openMongoPrimaryStore({
+      uri: mongodbUri(),
+      dbName: name,
+      readonly: true,
+      readPreference: 'secondaryPreferred',
+    });
+    expect((await reader.get('farm', id))?.payload.name).toBe('x');
+    expect((await reader.log.read(0, 10)).map((e) => e.id)).toEqual([id]);
+    const refused = await reader.commit([{ op: 'delete', entity: 'farm', id }]).catch((e: unknown) => e);
+    expect(isStoreError(refused, storeErrorCodes.READ_ONLY)).toBe(true);
+    expect(await writer.get('farm', id)).not.toBeNull();
+    await reader.close();
+    await writer.close();
+  });
+
+  it('ping answers while connected and fails after close; an unreachable server fails with STORE_UNAVAILABLE', async () => {
+    const store = await openMongoPrimaryStore({ uri: mongodbUri(), dbName: dbName() });
+    await store.ping();
+    await store.close();
+    await expect(store.ping()).rejects.toThrow();
+    const port = await closedPort();
+    const failure = await openMongoPrimaryStore({
+      uri: `mongodb://127.0.0.1:${port}`,
+      dbName: 'never',
+      serverSelectionTimeoutMS: 300,
+    }).catch((e: unknown) => e);
+    expect(isStoreError(failure, storeErrorCodes.UNAVAILABLE)).toBe(true);
+  });
+
+  it('refuses projection entities and unknown filter fields with store codes', async () => {
+    const store = await openMongoPrimaryStore({ uri: mongodbUri(), dbName: dbName() });
+    const unknown = await store.findBy('farm', 'name', 'x', { limit: 1 }).catch((e: unknown) => e);
+    expect(isStoreError(unknown, storeErrorCodes.UNKNOWN_FIELD)).toBe(true);
+    const projection = await store.get('farm_output', randomUUID()).catch((e: unknown) => e);
+    expect(isStoreError(projection, storeErrorCodes.NOT_FOUND)).toBe(true);
+    await store.close();
+  });
+});

@@ -1,0 +1,19 @@
+import { randomUUID } from 'node:crypto';
+import { MongoClient } from 'mongodb';
+import { inject } from 'vitest';
+
+/** The run's shared MongoDB-wire test server (started once by infra/mongodb/vitest-global-setup.ts). */
+export const mongodbUri = (): string => inject('mongodbUri');
+export const mongodbServer = (): string => inject('mongodbServer');
+
+/** A database name of its own for one test. */
+export const freshDbName = (): string => `t_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
+
+export async function dropDatabase(uri: string, dbName: string): Promise<void> {
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000 });
+  try {
+    await client.db(dbName).dropDatabase();
+  } finally {
+    await client.close();
+  }
+}

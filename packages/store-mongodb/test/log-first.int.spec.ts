@@ -1,0 +1,268 @@
+import { randomUUID } from 'node:crypto';
+import { isStoreError, type PrimaryStore, storeErrorCodes, type WriteOperation } from '@eggmesh/store';
+import { type MongoPrimaryStoreOptions, openMongoPrimaryStore } from '@eggmesh/store-mongodb';
+import { afterEach, describe, expect, it } from 'vitest';
+import { dropDatabase, freshDbName, mongodbServer, mongodbUri } from './helpers.js';
+
+const farm = (name = 'Sunny Acres') => ({ name, farm_type: 'local_farm', zone: 'north' });
+const create = (id = randomUUID(), name?: string): WriteOperation => ({
+  op: 'create',
+  entity: 'farm',
+  id,
+  payload: farm(name),
+});
+const update = (id: string, name: string): WriteOperation => ({
+  op: 'update',
+  entity: 'farm',
+  id,
+  payload: farm(name),
+});
+
+/** A promise and its resolver, to hold a writer at a hook until the test lets it go. */
+function gate() {
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { open, opened };
+}
+
+describe(`MongoDB log-first protocol on ${mongodbServer()}`, () => {
+  const stores: PrimaryStore[] = [];
+  const dbNames: string[] = [];
+  let dbName = '';
+
+  const open = async (options: Partial<MongoPrimaryStoreOptions> = {}) => {
+    if (!dbName) {
+      dbName = freshDbName();
+      dbNames.push(dbName);
+    }
+    const store = await openMongoPrimaryStore({ uri: mongodbUri(), dbName, ...options });
+    stores.push(store);
+    return store;
+  };
+
+  afterEach(async () => {
+    for (const store of stores.splice(0)) await store.close();
+    for (const name of dbNames.splice(0)) await dropDatabase(mongodbUri(), name);
+    dbName = '';
+  });
+
+  it('stops readers at a position allocated but never written, until the filler closes it', async () => {
+    let crash = false;
+    const writer = await open({
+      hooks: {
+        async afterAllocate() {
+          if (crash) throw new Error('writer crashed after allocating');
+        },
+      },
+    });
+    const other = await open();
+    const patient = await open({ gapTimeoutMs: 3_600_000 });
+    const filler = await open({ gapTimeoutMs: 0 });
+
+    const first = create();
+    expect((await writer.commit([first])).position).toBe(1);
+    crash = true;
+    const lost = create();
+    await expect(writer.commit([lost])).rejects.toThrow(/crashed/);
+    const later = create();
+    expect((await other.commit([later])).position).toBe(3);
+
+    // Position 2 may still commit: no reader passes it.
+    expect((await patient.log.read(0, 10)).map((e) => e.id)).toEqual([first.id]);
+    expect(await patient.log.read(1, 10)).toEqual([]);
+    expect(await patient.log.read(1, 10)).toEqual([]);
+    // A read-only store never closes a gap, however old.
+    const readOnly = await open({ readonly: true, gapTimeoutMs: 0 });
+    expect((await readOnly.log.read(0, 10)).map((e) => e.id)).toEqual([first.id]);
+    expect((await readOnly.log.read(0, 10)).map((e) => e.id)).toEqual([first.id]);
+
+    // Past the bound a reader closes it with an aborted record; every reader moves on.
+    expect((await filler.log.read(0, 10)).map((e) => [e.position, e.id])).toEqual([
+      [1, first.id],
+      [3, later.id],
+    ]);
+    expect((await patient.log.read(1, 10)).map((e) => e.position)).toEqual([3]);
+    expect(await patient.log.head()).toBe(3);
+    expect(await patient.get('farm', lost.id)).toBeNull();
+  });
+
+  it('a writer slower than the gap bound loses its position, is not applied there, and commits after', async () => {
+    const held = gate();
+    const release = gate();
+    let calls = 0;
+    const slow = await open({
+      hooks: {
+        async afterAllocate(first) {
+          calls++;
+          if (calls === 1) {
+            held.open();
+            await release.opened;
+            expect(first).toBe(1);
+          }
+        },
+      },
+    });
+    const fast = await open();
+    const filler = await open({ gapTimeoutMs: 0 });
+
+    const slowOp = create(undefined, 'slow');
+    const slowCommit = slow.commit([slowOp]);
+    await held.opened;
+    const fastOp = create(undefined, 'fast');
+    expect((await fast.commit([fastOp])).position).toBe(2);
+    expect((await filler.log.read(0, 10)).map((e) => e.id)).toEqual([fastOp.id]);
+    release.open();
+
+    const result = await slowCommit;
+    expect(result.position).toBe(3);
+    expect(calls).toBe(2);
+    const entries = await filler.log.read(0, 10);
+    expect(entries.map((e) => [e.position, e.id])).toEqual([
+      [2, fastOp.id],
+      [3, slowOp.id],
+    ]);
+    expect((await fast.get('farm', slowOp.id))?.payload.name).toBe('slow');
+  });
+
+  it('re-applies at open the versions of a commit whose writer stopped after its log record', async () => {
+    const crashing = await open({
+      hooks: {
+        async afterLogInsert() {
+          throw new Error('writer crashed after the log record');
+        },
+      },
+    });
+    const op = create(undefined, 'recovered');
+    await expect(crashing.commit([op])).rejects.toThrow(/crashed/);
+    // Committed (the log holds it) but its versions are missing.
+    expect((await crashing.log.read(0, 10)).map((e) => e.id)).toEqual([op.id]);
+    expect(await crashing.get('farm', op.id)).toBeNull();
+
+    const reopened = await open();
+    expect((await reopened.get('farm', op.id))?.payload.name).toBe('recovered');
+    expect((await reopened.findBy('farm', 'zone', 'north', { limit: 10 })).map((r) => r.id)).toEqual([op.id]);
+    const [entry] = await reopened.log.read(0, 10);
+    expect((await reopened.get('farm', op.id, { at: entry!.createdAt }))?.id).toBe(op.id);
+    // A second recovery changes nothing.
+    const again = await open();
+    expect(await again.list('farm', { limit: 10 })).toHaveLength(1);
+  });
+
+  it('a writer that meets an unapplied commit on the same id applies it first and then refuses', async () => {
+    const crashing = await open({
+      hooks: {
+        async afterLogInsert() {
+          throw new Error('writer crashed after the log record');
+        },
+      },
+    });
+    // Opened before the crash, so its recovery at open had nothing to do.
+    const other = await open();
+    const id = randomUUID();
+    await expect(crashing.commit([create(id, 'first')])).rejects.toThrow(/crashed/);
+    expect(await other.get('farm', id)).toBeNull();
+    const failure = await other.commit([create(id, 'second')]).catch((e: unknown) => e);
+    expect(isStoreError(failure, storeErrorCodes.ALREADY_EXISTS)).toBe(true);
+    expect((await other.get('farm', id))?.payload.name).toBe('first');
+  });
+
+  it('a refusal caused by an unapplied commit is re-checked after applying it', async () => {
+    const crashing = await open({
+      hooks: {
+        async afterLogInsert() {
+          throw new Error('writer crashed after the log record');
+        },
+      },
+    });
+    const other = await open();
+    const id = randomUUID();
+    await expect(crashing.commit([create(id, 'first')])).rejects.toThrow(/crashed/);
+    const result = await other.commit([update(id, 'second')]);
+    expect(result.position).toBe(2);
+    const entries = await other.log.read(0, 10);
+    expect(entries[1]).toMatchObject({ op: 'update', previous: farm('first'), payload: farm('second') });
+    expect((await other.get('farm', id))?.payload.name).toBe('second');
+  });
+
+  it('one commit may create, update and delete one id: each entry sees the one before', async () => {
+    const store = await open({ clock: () => 5_000 });
+    const id = randomUUID();
+    const result = await store.commit([
+      create(id, 'v1'),
+      update(id, 'v2'),
+      { op: 'delete', entity: 'farm', id },
+      create(id, 'v3'),
+    ]);
+    expect(result.records.map((r) => r.createdAt)).toEqual([5_000, 5_001, 5_002, 5_003]);
+    const entries = await store.log.read(0, 10);
+    expect(entries.map((e) => [e.op, e.previous?.name ?? null, e.payload?.name ?? null])).toEqual([
+      ['create', null, 'v1'],
+      ['update', 'v1', 'v2'],
+      ['delete', 'v2', null],
+      ['create', null, 'v3'],
+    ]);
+    expect((await store.get('farm', id))?.payload.name).toBe('v3');
+    expect(await store.get('farm', id, { at: 5_002 })).toBeNull();
+    expect((await store.get('farm', id, { at: 5_001 }))?.payload.name).toBe('v2');
+  });
+
+  it('two writers creating one id at once: exactly one wins', async () => {
+    const a = await open();
+    const b = await open();
+    for (let round = 0; round < 5; round++) {
+      const id = randomUUID();
+      const outcomes = await Promise.allSettled([a.commit([create(id, 'a')]), b.commit([create(id, 'b')])]);
+      const won = outcomes.filter((o) => o.status === 'fulfilled');
+      const lost = outcomes.filter((o) => o.status === 'rejected');
+      expect(won).toHaveLength(1);
+      expect(isStoreError(lost[0]?.reason, storeErrorCodes.ALREADY_EXISTS)).toBe(true);
+    }
+    const entries = await a.log.read(0, 100);
+    expect(entries).toHaveLength(5);
+  });
+
+  it('interleaved updates of one id from two writers: every one lands, versions strictly ordered', async () => {
+    const a = await open();
+    const b = await open();
+    const id = randomUUID();
+    await a.commit([create(id, 'v0')]);
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) => [
+        a.commit([update(id, `a${i}`)]),
+        b.commit([update(id, `b${i}`)]),
+      ]).flat(),
+    );
+    const entries = (await a.log.read(0, 100)).filter((e) => e.id === id);
+    expect(entries).toHaveLength(21);
+    for (let i = 1; i < entries.length; i++) {
+      expect(entries[i]!.createdAt).toBeGreaterThan(entries[i - 1]!.createdAt);
+      // Each entry replaced exactly the payload of the one before it.
+      expect(entries[i]!.previous).toEqual(entries[i - 1]!.payload);
+    }
+    expect((await b.get('farm', id))?.payload).toEqual(entries[20]!.payload);
+  });
+
+  it('a multi-operation commit is all or nothing when its writer stops before the log record', async () => {
+    const writer = await open({
+      hooks: {
+        async afterAllocate() {
+          throw new Error('writer crashed after allocating');
+        },
+      },
+    });
+    const ops = [create(), create(), create()];
+    await expect(writer.commit(ops)).rejects.toThrow(/crashed/);
+    const reader = await open({ gapTimeoutMs: 0 });
+    expect(
+      await reader.getMany(
+        'farm',
+        ops.map((o) => o.id),
+      ),
+    ).toEqual([]);
+    await reader.commit([create()]);
+    const entries = await reader.log.read(0, 10);
+    expect(entries.map((e) => e.position)).toEqual([4]);
+  });
+});
