@@ -95,7 +95,10 @@ function prepareLayout(db: SqliteDatabase, file: string, readonly: boolean): voi
 function migrateFromCopies(db: SqliteDatabase): void {
   const seqOf = (where: string) =>
     `CASE l.entity ${primaryEntities
-      .map((e) => `WHEN '${e}' THEN (SELECT seq FROM ${tableNames(e).versions} v WHERE v.id = l.entity_id AND ${where})`)
+      .map(
+        (e) =>
+          `WHEN '${e}' THEN (SELECT seq FROM ${tableNames(e).versions} v WHERE v.id = l.entity_id AND ${where})`,
+      )
       .join(' ')} END`;
   db.exec(`ALTER TABLE event_log RENAME TO event_log_v0;${LOG_DDL}
     INSERT INTO event_log (position, entity, entity_id, op, version, previous_version, created_at)
@@ -226,7 +229,14 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
       const payload = operation.op === 'delete' ? null : JSON.stringify(operation.payload);
       const version = this.tables.write(entity, id, createdAt, payload, operation.op !== 'delete');
       const previous = live ? newest.payload : null;
-      const info = this.appendLog!.run(entity, id, operation.op, version, live ? newest.seq : null, createdAt);
+      const info = this.appendLog!.run(
+        entity,
+        id,
+        operation.op,
+        version,
+        live ? newest.seq : null,
+        createdAt,
+      );
       position = Number(info.lastInsertRowid);
       records.push({
         id,

@@ -5,7 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EntityName, entities } from '@eggmesh/schema';
 import type { LogEntry, PrimaryStore, StoredRecord, WriteOperation } from '@eggmesh/store';
-import { openDatabase, openPrimaryStore, primaryEntities, type SqlitePrimaryStore } from '@eggmesh/store-sqlite';
+import {
+  openDatabase,
+  openPrimaryStore,
+  primaryEntities,
+  type SqlitePrimaryStore,
+} from '@eggmesh/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { VersionTables } from '../src/version-tables.js';
 
@@ -58,7 +63,9 @@ describe('file growth per write', () => {
     const file = tempFile();
     const store = openPrimaryStore({ file });
     const ids = Array.from({ length: 2000 }, () => randomUUID());
-    store.commitSync(ids.slice(0, 1000).map((id) => ({ op: 'create', entity: 'farm', id, payload: farm(id) })));
+    store.commitSync(
+      ids.slice(0, 1000).map((id) => ({ op: 'create', entity: 'farm', id, payload: farm(id) })),
+    );
     const before = bytesOf(store, file);
     const payload = JSON.stringify({ ...farm(ids[1000]!) }).length;
     store.commitSync(ids.slice(1000).map((id) => ({ op: 'create', entity: 'farm', id, payload: farm(id) })));
@@ -103,15 +110,25 @@ function writeLegacyFile(file: string, entries: readonly LogEntry[]): void {
 async function snapshot(store: PrimaryStore, entries: readonly LogEntry[]) {
   const ids = [...new Set(entries.map((e) => `${e.entity}/${e.id}`))];
   const times = [...new Set(entries.map((e) => e.createdAt))];
-  const out: Record<string, unknown> = { log: await store.log.read(0, 1_000_000), head: await store.log.head() };
+  const out: Record<string, unknown> = {
+    log: await store.log.read(0, 1_000_000),
+    head: await store.log.head(),
+  };
   for (const entity of ['farm', 'coop', 'lay_report'] as EntityName[]) {
     for (const at of [undefined, ...times]) {
       out[`list ${entity} ${at}`] = await store.list(entity, { limit: 1000, at });
       for (const field of entities[entity].indexedFields) {
-        const values = entries.filter((e) => e.entity === entity).map((e) => String((e.payload ?? e.previous)?.[field]));
-        out[`findByAny ${entity}.${field} ${at}`] = sortById(await store.findByAny(entity, field, values, { at }));
+        const values = entries
+          .filter((e) => e.entity === entity)
+          .map((e) => String((e.payload ?? e.previous)?.[field]));
+        out[`findByAny ${entity}.${field} ${at}`] = sortById(
+          await store.findByAny(entity, field, values, { at }),
+        );
         for (const value of new Set(values)) {
-          out[`findBy ${entity}.${field}=${value} ${at}`] = await store.findBy(entity, field, value, { limit: 1000, at });
+          out[`findBy ${entity}.${field}=${value} ${at}`] = await store.findBy(entity, field, value, {
+            limit: 1000,
+            at,
+          });
         }
       }
     }
@@ -122,7 +139,8 @@ async function snapshot(store: PrimaryStore, entries: readonly LogEntry[]) {
   }
   return out;
 }
-const sortById = (rows: StoredRecord[]) => [...rows].sort((a, b) => a.id.localeCompare(b.id) || a.createdAt - b.createdAt);
+const sortById = (rows: StoredRecord[]) =>
+  [...rows].sort((a, b) => a.id.localeCompare(b.id) || a.createdAt - b.createdAt);
 
 describe('migration of first-layout files', () => {
   async function history(): Promise<{ entries: LogEntry[]; expected: Record<string, unknown> }> {
@@ -134,16 +152,36 @@ describe('migration of first-layout files', () => {
         { op: 'create', entity: 'farm', id: f1, payload: { ...farm('one'), zone: 'east' } },
         { op: 'create', entity: 'farm', id: f2, payload: farm('two') },
       ],
-      [{ op: 'create', entity: 'coop', id: c1, payload: { name: 'c', farm_id: f1, capacity: 3, coop_type: 'barn' } }],
+      [
+        {
+          op: 'create',
+          entity: 'coop',
+          id: c1,
+          payload: { name: 'c', farm_id: f1, capacity: 3, coop_type: 'barn' },
+        },
+      ],
       [{ op: 'update', entity: 'farm', id: f1, payload: { ...farm('one b'), zone: 'west' } }],
-      [{ op: 'update', entity: 'coop', id: c1, payload: { name: 'c', farm_id: f2, capacity: 4, coop_type: 'barn' } }],
+      [
+        {
+          op: 'update',
+          entity: 'coop',
+          id: c1,
+          payload: { name: 'c', farm_id: f2, capacity: 4, coop_type: 'barn' },
+        },
+      ],
       [{ op: 'delete', entity: 'farm', id: f2 }],
       [
         {
           op: 'create',
           entity: 'lay_report',
           id: l1,
-          payload: { hen_id: randomUUID(), coop_id: c1, farm_id: f1, eggs: 2, timestamp: '2026-01-01T00:00:00Z' },
+          payload: {
+            hen_id: randomUUID(),
+            coop_id: c1,
+            farm_id: f1,
+            eggs: 2,
+            timestamp: '2026-01-01T00:00:00Z',
+          },
         },
       ],
       [{ op: 'create', entity: 'farm', id: f2, payload: farm('two again') }],
@@ -167,7 +205,9 @@ describe('migration of first-layout files', () => {
     expect(logColumns).not.toContain('payload');
     expect(await snapshot(store, entries)).toEqual(expected);
     // Writes go on from the migrated head.
-    const result = await store.commit([{ op: 'create', entity: 'farm', id: randomUUID(), payload: farm('new') }]);
+    const result = await store.commit([
+      { op: 'create', entity: 'farm', id: randomUUID(), payload: farm('new') },
+    ]);
     expect(result.position).toBe(entries.length + 1);
     await store.close();
     // A second open finds the current layout and changes nothing.
@@ -189,7 +229,8 @@ describe('migration of first-layout files', () => {
     const store = openPrimaryStore({ file, clock: () => (now += 1) });
     const id = randomUUID();
     store.commitSync([{ op: 'create', entity: 'farm', id, payload: big(0, 20_000) }]);
-    for (let i = 1; i < 50; i++) store.commitSync([{ op: 'update', entity: 'farm', id, payload: big(i, 20_000) }]);
+    for (let i = 1; i < 50; i++)
+      store.commitSync([{ op: 'update', entity: 'farm', id, payload: big(i, 20_000) }]);
     const entries = store.readLogSync(0, 1000);
     await store.close();
     const legacy = tempFile();

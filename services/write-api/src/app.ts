@@ -67,6 +67,9 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
     logController: requestLogging(config.logRequests),
     // Our own ids are UUIDs; keep Fastify's request ids short and unique per process.
     requestIdHeader: 'x-request-id',
+    // Room in the request line for a bulk GET of bulkMaxItems UUIDs (37 bytes each) plus ordinary
+    // headers; Node's default (16 KiB) would answer 431 past ~430 ids.
+    http: { maxHeaderSize: Math.max(16_384, config.bulkMaxItems * 37 + 8_192) },
     // A malformed request line or oversized headers never reach a route: answer them in our format too.
     clientErrorHandler: (error, socket) => {
       const apiError =

@@ -69,8 +69,18 @@ export function sharedSchemas(names: readonly EntityName[], maxFutureMs: number)
   for (const name of names) {
     const def = entities[name];
     out.push({ $id: def.typeName, ...jsonSchemaOf(name, 'record') });
-    if (def.kind !== 'projection')
-      out.push({ $id: `${def.typeName}Input`, ...inputSchema(def, maxFutureMs) });
+    if (def.kind === 'projection') continue;
+    const input = inputSchema(def, maxFutureMs);
+    out.push({ $id: `${def.typeName}Input`, ...input });
+    // PUT: the path names the entity. (A body id equal to it is tolerated, any other is 400
+    // EGGMESH_ID_MISMATCH; the schema leaves `id` out rather than promise what it cannot check.)
+    const { id: _id, ...fields } = input.properties ?? {};
+    out.push({
+      $id: `${def.typeName}Replace`,
+      ...input,
+      properties: fields,
+      required: (input.required ?? []).filter((f) => f !== 'id'),
+    });
   }
   return out;
 }
@@ -244,7 +254,7 @@ export function routeSchemas(name: EntityName, config: Config): RouteSchemas {
       tags,
       summary: `Replace a ${name}`,
       params: idParams,
-      body: input,
+      body: ref(`${def.typeName}Replace`),
       response: {
         200: { description: 'replaced', headers: positionHeader, ...record },
         ...always,

@@ -162,3 +162,97 @@ describe('bulk reads', () => {
     expect(String(res.headers.allow)).toContain('POST');
   });
 });
+
+describe('/openapi.json is derived from the routes', () => {
+  type Operation = {
+    parameters?: { name: string; in: string; schema: Record<string, unknown> }[];
+    requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };
+    responses: Record<string, unknown>;
+  };
+  const operations = async () => {
+    const doc = (await send(t.app, 'GET', '/openapi.json')).json() as {
+      paths: Record<string, Record<string, Operation>>;
+      components: { schemas: Record<string, Record<string, unknown>> };
+    };
+    const ops = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, op]) => ({ path, method, op })),
+    );
+    return { doc, ops };
+  };
+
+  it('lists every status each operation can send', async () => {
+    const { ops } = await operations();
+    // 10 client entities × 8 operations, 3 projections × 4, /health and /ready.
+    expect(ops).toHaveLength(10 * 8 + 3 * 4 + 2);
+    for (const { path, method, op } of ops) {
+      const statuses = Object.keys(op.responses);
+      for (const s of ['400', '431', '500']) expect(statuses, `${method} ${path}`).toContain(s);
+      if (op.requestBody || method === 'delete') {
+        for (const s of ['413', '415']) expect(statuses, `${method} ${path}`).toContain(s);
+      }
+      if (path.endsWith('{id}')) expect(statuses, `${method} ${path}`).toContain('404');
+      if (method === 'post' && !path.endsWith('/read'))
+        expect(statuses, `${method} ${path}`).toContain('409');
+    }
+  });
+
+  it('allows only what the server accepts', async () => {
+    const { doc, ops } = await operations();
+    const list = ops.find((o) => o.path === '/farm/api' && o.method === 'get')!.op;
+    const param = (name: string) => list.parameters!.find((p) => p.name === name)!.schema;
+    expect(param('limit')).toMatchObject({ type: 'integer', minimum: 1, maximum: 10_000 });
+    expect(param('at')).toMatchObject({ minimum: 0 });
+    const read = ops.find((o) => o.path === '/farm/api/bulk/read')!.op;
+    expect(read.requestBody!.content['application/json']!.schema).toMatchObject({
+      properties: { ids: { minItems: 1, maxItems: 1000 } },
+    });
+    expect(doc.components.schemas.FarmInput).toBeDefined();
+    expect(doc.components.schemas.Coop!.properties).toMatchObject({ capacity: { maximum: 2_147_483_647 } });
+    const ts = (doc.components.schemas.LayReportInput!.properties as Record<string, { description?: string }>)
+      .timestamp!;
+    expect(ts.description).toMatch(/EGGMESH_MAX_FUTURE_MS/);
+  });
+
+  it('the documented limits are the enforced ones', async () => {
+    expect((await send(t.app, 'GET', '/farm/api?limit=10000')).statusCode).toBe(200);
+    expectError(await send(t.app, 'GET', '/farm/api?limit=10001'), 400, 'EGGMESH_BAD_QUERY');
+  });
+});
+
+describe('found by schemathesis against the generated document', () => {
+  it('TRACE (or any other method) on /health and /ready is 405', async () => {
+    for (const url of ['/health', '/ready']) {
+      const res = await t.app.inject({ method: 'TRACE' as 'GET', url });
+      expectError(res, 405, 'EGGMESH_METHOD_NOT_ALLOWED');
+      expect(String(res.headers.allow)).toContain('GET');
+    }
+  });
+
+  it('the PUT body schema has no id: the path names the entity', async () => {
+    const doc = (await send(t.app, 'GET', '/openapi.json')).json() as {
+      paths: Record<
+        string,
+        Record<string, { requestBody: { content: Record<string, { schema: { $ref: string } }> } }>
+      >;
+      components: { schemas: Record<string, { properties: Record<string, unknown> }> };
+    };
+    const ref = doc.paths['/farm/api/{id}']!.put!.requestBody.content['application/json']!.schema.$ref;
+    const schema = doc.components.schemas[ref.split('/').pop()!]!;
+    expect(Object.keys(schema.properties)).not.toContain('id');
+    expect(Object.keys(schema.properties)).toContain('name');
+  });
+
+  it('GET bulk with bulkMaxItems ids fits in the request over a real socket (no 431)', async () => {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const ids = Array.from({ length: 1000 }, () => newId()).join(',');
+    const ok = await fetch(`${address}/farm/api/bulk?ids=${ids}`);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual([]);
+    const over = await fetch(`${address}/farm/api/bulk?ids=${ids},${newId()}`);
+    expect(over.status).toBe(400);
+    expect(((await over.json()) as { code: string }).code).toBe('EGGMESH_BULK_TOO_LARGE');
+    const huge = await fetch(`${address}/farm/api`, { headers: { 'x-big': 'x'.repeat(100_000) } });
+    expect(huge.status).toBe(431);
+    expect(((await huge.json()) as { code: string }).code).toBe('EGGMESH_HEADERS_TOO_LARGE');
+  });
+});

@@ -248,6 +248,7 @@ export async function registerEntityRoutes(app: FastifyInstance, options: Entity
 
 /** The methods each REST path answers, for 405 responses. */
 export function allowedMethods(path: string): string[] | null {
+  if (path === '/health' || path === '/ready' || path === '/openapi.json') return ['GET', 'HEAD', 'OPTIONS'];
   const match = /^\/([a-z_]+)\/api(\/bulk\/read|\/bulk|\/[^/]+)?\/?$/.exec(path);
   if (!match || !(match[1]! in entities)) return null;
   const def = entities[match[1] as EntityName];
