@@ -23,4 +23,4 @@ export {
   projectionNames,
 } from './materialize.js';
 export { emptyFarm, emptyHen, evolveFarm, evolveHen, type FarmDoc, type HenDoc } from './productivity.js';
-export { DAY_MS, dayOf, pruneDays, type WindowSums, windowSums } from './windows.js';
+export { addCount, DAY_MS, dayOf, MAX_COUNT, pruneDays, type WindowSums, windowSums } from './windows.js';

@@ -1,5 +1,5 @@
 import type { InventoryEffect } from './effects.js';
-import { round4 } from './windows.js';
+import { addCount, round4 } from './windows.js';
 
 /** The container_inventory document the projector stores. */
 export interface InventoryDoc {
@@ -53,15 +53,15 @@ const rules: Record<InventoryEffect['kind'], { total: Total; sign: 1 | -1 }> = {
 
 /**
  * Applies one effect and returns a new document. `current_eggs` and the totals are clamped at 0
- * after the step, so order matters and clamping is not undone by a later retraction.
+ * after the step (and saturate at MAX_COUNT), so order matters and clamping is not undone by a later retraction.
  */
 export function evolveInventory(doc: InventoryDoc, effect: InventoryEffect): InventoryDoc {
   const { total, sign } = rules[effect.kind];
-  const current_eggs = Math.max(0, doc.current_eggs + sign * effect.eggs);
+  const current_eggs = addCount(doc.current_eggs, sign * effect.eggs);
   return {
     ...doc,
     current_eggs,
-    [total]: Math.max(0, doc[total] + effect.eggs),
+    [total]: addCount(doc[total], effect.eggs),
     utilization_pct: utilizationOf(current_eggs, doc.capacity),
   };
 }

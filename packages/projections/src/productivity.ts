@@ -1,5 +1,5 @@
 import type { FarmEffect, HenEffect } from './effects.js';
-import { dayOf } from './windows.js';
+import { addCount, dayOf } from './windows.js';
 
 /** The hen_productivity document the projector stores. `days`: UTC day number → eggs laid that day. */
 export interface HenDoc {
@@ -43,7 +43,7 @@ function addDay(
   }
   if (day >= oldest) {
     const key = String(day);
-    const value = (next[key] ?? 0) + eggs;
+    const value = addCount(next[key] ?? 0, eggs);
     if (value > 0) next[key] = value;
     else delete next[key];
   }
@@ -54,8 +54,8 @@ function addDay(
 export function evolveHen(doc: HenDoc, effect: HenEffect, createdAt: number): HenDoc {
   return {
     ...doc,
-    total_eggs: Math.max(0, doc.total_eggs + effect.eggs),
-    good_eggs: Math.max(0, doc.good_eggs + effect.goodEggs),
+    total_eggs: addCount(doc.total_eggs, effect.eggs),
+    good_eggs: addCount(doc.good_eggs, effect.goodEggs),
     days: addDay(doc.days, effect.day, effect.eggs, createdAt),
   };
 }

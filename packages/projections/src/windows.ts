@@ -1,3 +1,12 @@
+/** The largest counter value: counters are exact integers 0..2^53-1 (GraphQL `SafeInt`). */
+export const MAX_COUNT = Number.MAX_SAFE_INTEGER;
+
+/**
+ * `a + b` kept within 0..MAX_COUNT. Past 2^53 a double sum is no longer exact, so a counter
+ * saturates at MAX_COUNT instead (a later retraction then counts down from MAX_COUNT).
+ */
+export const addCount = (a: number, b: number): number => Math.min(MAX_COUNT, Math.max(0, a + b));
+
 /** Milliseconds in one UTC day. */
 export const DAY_MS = 86_400_000;
 
@@ -23,10 +32,10 @@ export function windowSums(days: Record<string, number>, ref: number): WindowSum
     const age = r - Number(key);
     // Non-numeric keys give NaN and fail every comparison.
     if (!(age >= 0 && age < 30)) continue;
-    sums.month += eggs;
-    if (age < 28) sums.last28 += eggs;
-    if (age < 7) sums.week += eggs;
-    if (age === 0) sums.today += eggs;
+    sums.month = addCount(sums.month, eggs);
+    if (age < 28) sums.last28 = addCount(sums.last28, eggs);
+    if (age < 7) sums.week = addCount(sums.week, eggs);
+    if (age === 0) sums.today = addCount(sums.today, eggs);
   }
   return sums;
 }

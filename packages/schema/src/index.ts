@@ -54,3 +54,4 @@ export {
   type HenProductivity,
   henProductivitySchema,
 } from './entities/projections.js';
+export { MAX_INT } from './primitives.js';

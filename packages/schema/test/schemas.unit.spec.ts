@@ -569,6 +569,55 @@ describe('jsonSchemaOf', () => {
   });
 });
 
+describe('integer ranges: one range per field everywhere', () => {
+  const INT32 = 2_147_483_647;
+  const entityInts: [EntityName, string, number][] = [
+    ['coop', 'capacity', 1],
+    ['container', 'capacity', 1],
+    ['consumer', 'weekly_demand', 0],
+    ['lay_report', 'eggs', 0],
+    ['storage_deposit', 'eggs', 1],
+    ['storage_withdrawal', 'eggs', 1],
+    ['container_transfer', 'eggs', 1],
+    ['consumption_report', 'eggs', 1],
+  ];
+
+  it.each(entityInts)('%s.%s is an integer from its minimum to 2^31-1 (GraphQL Int)', (name, field, min) => {
+    for (const mode of ['input', 'record'] as const) {
+      expect(jsonSchemaOf(name, mode).properties?.[field]).toMatchObject({
+        type: 'integer',
+        minimum: min,
+        maximum: INT32,
+      });
+    }
+    const schema = entities[name].schema;
+    const sample = domain[name].sample;
+    expect(schema.safeParse({ ...sample, [field]: INT32 }).success).toBe(true);
+    expect(schema.safeParse({ ...sample, [field]: INT32 + 1 }).success).toBe(false);
+    expect(schema.safeParse({ ...sample, [field]: min - 1 }).success).toBe(false);
+  });
+
+  it('every integer of a client-written entity is bounded by 2^31-1', () => {
+    for (const name of names.filter((n) => entities[n].kind !== 'projection')) {
+      for (const [field, prop] of Object.entries(jsonSchemaOf(name, 'input').properties ?? {})) {
+        if (prop.type === 'integer') expect(prop.maximum, `${name}.${field}`).toBe(INT32);
+      }
+    }
+  });
+
+  it('projection counters are exact integers from 0 to 2^53-1 (SafeInt)', () => {
+    for (const name of names.filter((n) => entities[n].kind === 'projection')) {
+      const ints = Object.entries(jsonSchemaOf(name).properties ?? {}).filter(
+        ([, p]) => p.type === 'integer',
+      );
+      expect(ints.length, name).toBeGreaterThan(0);
+      for (const [field, prop] of ints) {
+        expect(prop, `${name}.${field}`).toMatchObject({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+      }
+    }
+  });
+});
+
 describe('inferred types', () => {
   it('actors', () => {
     expectTypeOf<Farm>().toEqualTypeOf<{

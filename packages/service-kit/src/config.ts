@@ -23,6 +23,7 @@ export const configSchema = z.object({
   EGGMESH_LIST_DEFAULT_LIMIT: positive(1000),
   EGGMESH_LIST_MAX_LIMIT: positive(10_000),
   EGGMESH_BULK_MAX_ITEMS: positive(1000),
+  EGGMESH_MAX_FUTURE_MS: z.coerce.number().int().min(0).default(86_400_000),
   EGGMESH_MIN_POSITION_WAIT_MS: z.coerce.number().int().min(0).default(5000),
   EGGMESH_GRAPHQL_MAX_DEPTH: positive(8),
   EGGMESH_GRAPHQL_MAX_COST: positive(2_000_000),
@@ -68,6 +69,8 @@ export interface Config {
   readonly sqliteSync: RawConfig['EGGMESH_SQLITE_SYNC'];
   readonly list: { readonly defaultLimit: number; readonly maxLimit: number };
   readonly bulkMaxItems: number;
+  /** Event timestamps later than the server time + this are refused (ms). */
+  readonly maxFutureMs: number;
   readonly minPositionWaitMs: number;
   readonly graphql: { readonly maxDepth: number; readonly maxCost: number };
   readonly projector: { readonly batchSize: number; readonly idlePollMs: number };
@@ -169,6 +172,7 @@ function parseConfig(env: Record<string, string | undefined>): Config {
     sqliteSync: c.EGGMESH_SQLITE_SYNC,
     list: Object.freeze({ defaultLimit: c.EGGMESH_LIST_DEFAULT_LIMIT, maxLimit: c.EGGMESH_LIST_MAX_LIMIT }),
     bulkMaxItems: c.EGGMESH_BULK_MAX_ITEMS,
+    maxFutureMs: c.EGGMESH_MAX_FUTURE_MS,
     minPositionWaitMs: c.EGGMESH_MIN_POSITION_WAIT_MS,
     graphql: Object.freeze({ maxDepth: c.EGGMESH_GRAPHQL_MAX_DEPTH, maxCost: c.EGGMESH_GRAPHQL_MAX_COST }),
     projector: Object.freeze({

@@ -11,23 +11,31 @@ import {
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
-import { VersionTables, VersionTablesReader } from './version-tables.js';
+import { tableNames, VersionTables, VersionTablesReader } from './version-tables.js';
 
 /** The entities the primary holds: everything clients write (projections live in the projection store). */
 export const primaryEntities: readonly EntityName[] = entityNames.filter(
   (e) => entities[e].kind !== 'projection',
 );
 
+/**
+ * The log refers to version rows instead of copying payloads: `version` is the `seq` of the version
+ * the change wrote (a tombstone for a delete), `previous_version` the one it replaced (null for a
+ * create). Each payload is stored once, in `<entity>_versions`.
+ */
 const LOG_DDL = `
 CREATE TABLE IF NOT EXISTS event_log (
   position INTEGER PRIMARY KEY,
   entity TEXT NOT NULL,
   entity_id TEXT NOT NULL,
   op TEXT NOT NULL,
-  payload TEXT,
-  previous TEXT,
+  version INTEGER NOT NULL,
+  previous_version INTEGER,
   created_at INTEGER NOT NULL
 );`;
+
+/** `PRAGMA user_version` of the current primary layout (0: the layout that copied payloads three times). */
+export const PRIMARY_LAYOUT_VERSION = 2;
 
 interface LogRow {
   position: number;
@@ -37,6 +45,83 @@ interface LogRow {
   payload: string | null;
   previous: string | null;
   created_at: number;
+}
+
+/** One statement reading log entries with their payloads resolved from the version tables. */
+function readLogSql(): string {
+  const payloadOf = (column: string) =>
+    `CASE l.entity ${primaryEntities
+      .map((e) => `WHEN '${e}' THEN (SELECT payload FROM ${tableNames(e).versions} WHERE seq = l.${column})`)
+      .join(' ')} END`;
+  return `SELECT l.position, l.entity, l.entity_id, l.op, ${payloadOf('version')} AS payload,
+    ${payloadOf('previous_version')} AS previous, l.created_at
+    FROM event_log l WHERE l.position > ? ORDER BY l.position LIMIT ?`;
+}
+
+const hasColumn = (db: SqliteDatabase, table: string, column: string): boolean =>
+  (db.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all() as string[]).includes(column);
+
+/**
+ * Brings a primary file to the current layout, or says why it cannot. A file of the first layout
+ * (payload copies in `event_log` and `<entity>_current`) is migrated in one transaction when opened
+ * for writing; opened read-only it is refused until the write-api has migrated it.
+ */
+function prepareLayout(db: SqliteDatabase, file: string, readonly: boolean): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > PRIMARY_LAYOUT_VERSION) {
+    throw new StoreError(
+      storeErrorCodes.UNAVAILABLE,
+      `${file} has layout ${version}, newer than this eggmesh understands (${PRIMARY_LAYOUT_VERSION}); upgrade eggmesh`,
+    );
+  }
+  const legacy = version < PRIMARY_LAYOUT_VERSION && hasColumn(db, 'event_log', 'payload');
+  if (readonly) {
+    if (legacy) {
+      throw new StoreError(
+        storeErrorCodes.UNAVAILABLE,
+        `${file} has the old storage layout; start the write-api once (it migrates the file) and retry`,
+      );
+    }
+    return;
+  }
+  db.transaction(() => {
+    if (legacy) migrateFromCopies(db);
+    db.exec(VersionTables.ddl(primaryEntities, 'referenced') + LOG_DDL);
+    db.pragma(`user_version = ${PRIMARY_LAYOUT_VERSION}`);
+  }).immediate();
+}
+
+/** Layout 0 → 2: the log and the current rows point at version rows; the payload copies go. */
+function migrateFromCopies(db: SqliteDatabase): void {
+  const seqOf = (where: string) =>
+    `CASE l.entity ${primaryEntities
+      .map(
+        (e) =>
+          `WHEN '${e}' THEN (SELECT seq FROM ${tableNames(e).versions} v WHERE v.id = l.entity_id AND ${where})`,
+      )
+      .join(' ')} END`;
+  db.exec(`ALTER TABLE event_log RENAME TO event_log_v0;${LOG_DDL}
+    INSERT INTO event_log (position, entity, entity_id, op, version, previous_version, created_at)
+    SELECT l.position, l.entity, l.entity_id, l.op, ${seqOf('v.created_at = l.created_at')},
+      CASE WHEN l.op = 'create' THEN NULL ELSE ${seqOf('v.created_at < l.created_at ORDER BY v.created_at DESC LIMIT 1')} END,
+      l.created_at
+    FROM event_log_v0 l;
+    DROP TABLE event_log_v0;`);
+  for (const entity of primaryEntities) {
+    const { versions, current } = tableNames(entity);
+    db.exec(`DROP TABLE IF EXISTS ${current};`);
+    // The DDL that follows recreates the table in the referenced layout; fill it from the versions.
+    db.exec(VersionTables.ddl([entity], 'referenced'));
+    const fields = db
+      .prepare(`SELECT name FROM pragma_table_info('${entity}_current')`)
+      .pluck()
+      .all()
+      .filter((c) => !['seq', 'id', 'created_at', 'version'].includes(c as string)) as string[];
+    const cols = fields.map((f) => `, "${f}"`).join('');
+    db.exec(`INSERT INTO ${current} (id, created_at, version${cols})
+      SELECT v.id, v.created_at, v.seq${cols.replaceAll(', "', ', v."')} FROM ${versions} v
+      WHERE v.deleted = 0 AND v.created_at = (SELECT max(w.created_at) FROM ${versions} w WHERE w.id = v.id)`);
+  }
 }
 
 export interface PrimaryStoreOptions {
@@ -76,16 +161,16 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
     super();
     this.clock = options.clock ?? Date.now;
     this.db = openDatabase(options.file, options);
-    if (!options.readonly) this.db.exec(VersionTables.ddl(primaryEntities) + LOG_DDL);
-    this.tables = new VersionTables(this.db, primaryEntities, !options.readonly);
-    this.readLog = this.db.prepare('SELECT * FROM event_log WHERE position > ? ORDER BY position LIMIT ?');
+    prepareLayout(this.db, options.file, options.readonly === true);
+    this.tables = new VersionTables(this.db, primaryEntities, !options.readonly, 'referenced');
+    this.readLog = this.db.prepare(readLogSql());
     this.headStatement = this.db.prepare('SELECT coalesce(max(position), 0) FROM event_log').pluck();
     this.lastCreatedAt = this.db
       .prepare('SELECT created_at FROM event_log ORDER BY position DESC LIMIT 1')
       .pluck();
     if (!options.readonly) {
       this.appendLog = this.db.prepare(
-        'INSERT INTO event_log (entity, entity_id, op, payload, previous, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+        'INSERT INTO event_log (entity, entity_id, op, version, previous_version, created_at) VALUES (?, ?, ?, ?, ?, ?)',
       );
       this.commitTx = this.db.transaction((operations) => this.apply(operations)).immediate;
     }
@@ -142,9 +227,16 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
       const createdAt = Math.max(this.clock(), last, (newest?.created_at ?? -1) + 1);
       last = createdAt;
       const payload = operation.op === 'delete' ? null : JSON.stringify(operation.payload);
-      this.tables.write(entity, id, createdAt, payload, operation.op !== 'delete');
+      const version = this.tables.write(entity, id, createdAt, payload, operation.op !== 'delete');
       const previous = live ? newest.payload : null;
-      const info = this.appendLog!.run(entity, id, operation.op, payload, previous, createdAt);
+      const info = this.appendLog!.run(
+        entity,
+        id,
+        operation.op,
+        version,
+        live ? newest.seq : null,
+        createdAt,
+      );
       position = Number(info.lastInsertRowid);
       records.push({
         id,

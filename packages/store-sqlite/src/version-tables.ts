@@ -17,6 +17,7 @@ interface Row {
 }
 
 interface VersionRow {
+  seq: number;
   id: string;
   created_at: number;
   deleted: number;
@@ -35,18 +36,30 @@ function filterColumns(entity: EntityName): readonly string[] {
   return indexedFields.filter((f) => f !== projectionKey);
 }
 
+/**
+ * Where a current row's payload lives. `inline`: the current table holds a copy (projection
+ * generations, where the copy buys the fastest reads). `referenced`: the current table points at
+ * the version row (`version` = its `seq`) and keeps only the filtered fields, so a payload is
+ * stored once (the primary, where clients may send large documents).
+ */
+export type CurrentLayout = 'inline' | 'referenced';
+
 /** Table names of one entity: every version, and the newest live version of each id. */
 export function tableNames(entity: EntityName) {
   return { versions: quote(`${entity}_versions`), current: quote(`${entity}_current`) };
 }
 
 /** DDL for an entity's tables; every filtered field is a generated column with an index. */
-export function entityDdl(entity: EntityName): string {
+export function entityDdl(entity: EntityName, layout: CurrentLayout = 'inline'): string {
   const { versions, current } = tableNames(entity);
   const fields = filterColumns(entity);
   const generated = fields
     .map((f) => `, ${quote(f)} TEXT GENERATED ALWAYS AS (json_extract(payload, '$.${f}')) VIRTUAL`)
     .join('');
+  const currentColumns =
+    layout === 'inline'
+      ? `payload TEXT NOT NULL${generated}`
+      : `version INTEGER NOT NULL${fields.map((f) => `, ${quote(f)} TEXT`).join('')}`;
   const indexes = fields
     .map(
       (f) =>
@@ -61,7 +74,7 @@ CREATE TABLE IF NOT EXISTS ${versions} (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS ${quote(`${entity}_versions_id`)} ON ${versions} (id, created_at);
 CREATE TABLE IF NOT EXISTS ${current} (
-  seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL, payload TEXT NOT NULL${generated}
+  seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL, ${currentColumns}
 );
 ${indexes}`;
 }
@@ -91,23 +104,29 @@ class EntityTables {
   readonly deleteCurrent: Statement;
   private readonly byField = new Map<string, FieldStatements>();
 
+  /** `SELECT … FROM` the current rows with their payloads, as `c.id, c.created_at, payload`. */
+  private readonly currentFrom: string;
+
   constructor(
     private readonly db: SqliteDatabase,
     readonly entity: EntityName,
     writable: boolean,
+    readonly layout: CurrentLayout,
   ) {
     const { versions, current } = tableNames(entity);
     const newestAt = `v.created_at = (SELECT max(w.created_at) FROM ${versions} w WHERE w.id = v.id AND w.created_at <= @at)`;
-    this.getCurrent = db.prepare(`SELECT id, created_at, payload FROM ${current} WHERE id = ?`);
+    this.currentFrom =
+      layout === 'inline'
+        ? `SELECT c.id, c.created_at, c.payload FROM ${current} c`
+        : `SELECT c.id, c.created_at, p.payload FROM ${current} c JOIN ${versions} p ON p.seq = c.version`;
+    this.getCurrent = db.prepare(`${this.currentFrom} WHERE c.id = ?`);
     this.getAt = db.prepare(
       `SELECT id, created_at, deleted, payload FROM ${versions} WHERE id = ? AND created_at <= ? ORDER BY created_at DESC LIMIT 1`,
     );
     this.latest = db.prepare(
-      `SELECT id, created_at, deleted, payload FROM ${versions} WHERE id = ? ORDER BY created_at DESC LIMIT 1`,
+      `SELECT seq, id, created_at, deleted, payload FROM ${versions} WHERE id = ? ORDER BY created_at DESC LIMIT 1`,
     );
-    this.listCurrent = db.prepare(
-      `SELECT id, created_at, payload FROM ${current} WHERE id > @after ORDER BY id LIMIT @limit`,
-    );
+    this.listCurrent = db.prepare(`${this.currentFrom} WHERE c.id > @after ORDER BY c.id LIMIT @limit`);
     this.listAt = db.prepare(
       `SELECT v.id, v.created_at, v.payload FROM ${versions} v
        WHERE v.id > @after AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
@@ -117,10 +136,21 @@ class EntityTables {
       this.insertVersion = db.prepare(
         `INSERT OR REPLACE INTO ${versions} (id, created_at, deleted, payload) VALUES (?, ?, ?, ?)`,
       );
-      this.upsertCurrent = db.prepare(
-        `INSERT INTO ${current} (id, created_at, payload) VALUES (?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at, payload = excluded.payload`,
-      );
+      const fields = filterColumns(entity).map(quote);
+      this.upsertCurrent =
+        layout === 'inline'
+          ? db.prepare(
+              `INSERT INTO ${current} (id, created_at, payload) VALUES (?, ?, ?)
+               ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at, payload = excluded.payload`,
+            )
+          : // The filtered fields come from the version's generated columns: one source of truth.
+            db.prepare(
+              `INSERT INTO ${current} (id, created_at, version${fields.map((f) => `, ${f}`).join('')})
+               SELECT id, created_at, seq${fields.map((f) => `, ${f}`).join('')} FROM ${versions} WHERE seq = ?
+               ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at, version = excluded.version${fields
+                 .map((f) => `, ${f} = excluded.${f}`)
+                 .join('')}`,
+            );
       this.deleteCurrent = db.prepare(`DELETE FROM ${current} WHERE id = ?`);
     } else {
       const readOnly = () => {
@@ -141,21 +171,19 @@ class EntityTables {
         entity: this.entity,
       });
     }
-    const { versions, current } = tableNames(this.entity);
+    const { versions } = tableNames(this.entity);
     const col = quote(field);
     const newestAt = `v.created_at = (SELECT max(w.created_at) FROM ${versions} w WHERE w.id = v.id AND w.created_at <= @at)`;
     statements = {
       current: this.db.prepare(
-        `SELECT id, created_at, payload FROM ${current} WHERE ${col} = @value AND id > @after ORDER BY id LIMIT @limit`,
+        `${this.currentFrom} WHERE c.${col} = @value AND c.id > @after ORDER BY c.id LIMIT @limit`,
       ),
       at: this.db.prepare(
         `SELECT v.id, v.created_at, v.payload FROM ${versions} v
          WHERE v.${col} = @value AND v.id > @after AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
          ORDER BY v.id LIMIT @limit`,
       ),
-      currentAll: this.db.prepare(
-        `SELECT id, created_at, payload FROM ${current} WHERE ${col} = ? ORDER BY id`,
-      ),
+      currentAll: this.db.prepare(`${this.currentFrom} WHERE c.${col} = ? ORDER BY c.id`),
       atAll: this.db.prepare(
         `SELECT v.id, v.created_at, v.payload FROM ${versions} v
          WHERE v.${col} = @value AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
@@ -178,10 +206,11 @@ export class VersionTables {
     readonly db: SqliteDatabase,
     readonly entityNames: readonly EntityName[],
     private readonly writable: boolean,
+    readonly layout: CurrentLayout = 'inline',
   ) {}
 
-  static ddl(entityNames: readonly EntityName[]): string {
-    return entityNames.map(entityDdl).join('\n');
+  static ddl(entityNames: readonly EntityName[], layout: CurrentLayout = 'inline'): string {
+    return entityNames.map((e) => entityDdl(e, layout)).join('\n');
   }
 
   of(entity: EntityName): EntityTables {
@@ -190,7 +219,7 @@ export class VersionTables {
       if (!this.entityNames.includes(entity)) {
         throw new StoreError(storeErrorCodes.NOT_FOUND, `this store does not hold ${entity}`, { entity });
       }
-      t = new EntityTables(this.db, entity, this.writable);
+      t = new EntityTables(this.db, entity, this.writable, this.layout);
       this.tables.set(entity, t);
     }
     return t;
@@ -257,25 +286,33 @@ export class VersionTables {
     return rows.map(toRecord);
   }
 
-  /** Appends a version and keeps the current table in step. */
-  write(entity: EntityName, id: string, createdAt: number, payload: string | null, live: boolean): void {
-    this.appendVersion(entity, id, createdAt, payload, live);
-    this.setCurrent(entity, id, createdAt, payload, live);
+  /** Appends a version, keeps the current table in step and returns the version's `seq`. */
+  write(entity: EntityName, id: string, createdAt: number, payload: string | null, live: boolean): number {
+    const seq = this.appendVersion(entity, id, createdAt, payload, live);
+    const t = this.of(entity);
+    if (!live || payload === null) t.deleteCurrent.run(id);
+    else if (this.layout === 'referenced') t.upsertCurrent.run(seq);
+    else t.upsertCurrent.run(id, createdAt, payload);
+    return seq;
   }
 
-  /** Appends a version (replacing one at the same time); leaves the current table alone. */
+  /** Appends a version (replacing one at the same time); leaves the current table alone. Returns its `seq`. */
   appendVersion(
     entity: EntityName,
     id: string,
     createdAt: number,
     payload: string | null,
     live: boolean,
-  ): void {
-    this.of(entity).insertVersion.run(id, createdAt, live ? 0 : 1, payload);
+  ): number {
+    return Number(this.of(entity).insertVersion.run(id, createdAt, live ? 0 : 1, payload).lastInsertRowid);
   }
 
-  /** Makes the current table hold this version, or nothing for the id when it is not live. */
+  /**
+   * Makes the current table hold this version, or nothing for the id when it is not live.
+   * Inline layout only (the referenced layout goes through `write`).
+   */
   setCurrent(entity: EntityName, id: string, createdAt: number, payload: string | null, live: boolean): void {
+    if (this.layout !== 'inline') throw new Error('setCurrent needs the inline layout; use write()');
     const t = this.of(entity);
     if (live && payload !== null) t.upsertCurrent.run(id, createdAt, payload);
     else t.deleteCurrent.run(id);

@@ -1,13 +1,21 @@
 import { readFileSync } from 'node:fs';
+import { METHODS } from 'node:http';
+import { entityNames } from '@eggmesh/schema';
 import { type Config, closeConnectionsWhenClosing, requestLogging } from '@eggmesh/service-kit';
 import type { EntityReader, PrimaryStore } from '@eggmesh/store';
 import { isStoreError, storeErrorCodes } from '@eggmesh/store';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import { ApiError } from './errors.js';
-import { openApiDocument } from './openapi.js';
+import { sharedSchemas } from './route-schemas.js';
 import { allowedMethods, registerEntityRoutes } from './routes/entities.js';
 
 export interface WriteApiOptions {
@@ -59,7 +67,33 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
     logController: requestLogging(config.logRequests),
     // Our own ids are UUIDs; keep Fastify's request ids short and unique per process.
     requestIdHeader: 'x-request-id',
+    // Room in the request line for a bulk GET of bulkMaxItems UUIDs (37 bytes each) plus ordinary
+    // headers; Node's default (16 KiB) would answer 431 past ~430 ids.
+    http: { maxHeaderSize: Math.max(16_384, config.bulkMaxItems * 37 + 8_192) },
+    // A malformed request line or oversized headers never reach a route: answer them in our format too.
+    clientErrorHandler: (error, socket) => {
+      const apiError =
+        (error as { code?: string }).code === 'HPE_HEADER_OVERFLOW'
+          ? new ApiError('EGGMESH_HEADERS_TOO_LARGE')
+          : new ApiError('EGGMESH_BAD_REQUEST');
+      if (!socket.writable) return;
+      const body = JSON.stringify(apiError.toBody());
+      socket.end(
+        `HTTP/1.1 ${apiError.statusCode} ${apiError.statusCode === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+          `Connection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+    },
   });
+  // Every method Node parses reaches the router, so an unexpected one (QUERY, PROPFIND…) on a known
+  // path is our 405 with an Allow header rather than Fastify's 400.
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method))
+      app.addHttpMethod(method, { hasBody: true });
+  }
+  // Route schemas document the contract and serialize responses; the handlers validate requests
+  // themselves (zod for bodies), so errors keep the EGGMESH_* format.
+  app.setValidatorCompiler(() => () => true);
+  for (const schema of sharedSchemas(entityNames, config.maxFutureMs)) app.addSchema(schema);
   await app.register(cors, { origin: config.corsOrigin === '*' ? '*' : config.corsOrigin.split(',') });
   // Bodies are JSON only: without this, text/plain bodies would reach validation as strings (400, not 415).
   app.removeContentTypeParser('text/plain');
@@ -67,11 +101,14 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
   closeConnectionsWhenClosing(app);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    // A request no route matches fails before the not-found handler when its body cannot be read
+    // (QUERY without a content type…): the missing route is still the answer.
+    if (request.is404) return notFound(request, reply);
     const apiError = toApiError(error, request.routeOptions.bodyLimit ?? config.bodyLimitBytes);
     if (apiError.code === 'EGGMESH_INTERNAL') request.log.error({ err: error }, 'unhandled error');
     reply.code(apiError.statusCode).send(apiError.toBody());
   });
-  app.setNotFoundHandler((request, reply) => {
+  const notFound = (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0] ?? '';
     const allowed = allowedMethods(path);
     const error = allowed
@@ -79,17 +116,43 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
       : new ApiError('EGGMESH_ROUTE_NOT_FOUND', [request.method, path]);
     if (allowed) reply.header('allow', allowed.join(', '));
     reply.code(error.statusCode).send(error.toBody());
-  });
+  };
+  app.setNotFoundHandler(notFound);
 
   await app.register(swagger, {
-    mode: 'static',
-    specification: { document: openApiDocument(version) as never },
+    mode: 'dynamic',
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'eggmesh write API',
+        version,
+        description:
+          'REST writes (and read-your-writes reads) for the egg economy. Errors carry a stable `code`. ' +
+          'Generated from the route definitions.',
+      },
+    },
+    // Shared schemas become components named by their $id (Farm, FarmInput, Error…).
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  app.get('/health', async () => ({ status: 'ok' }));
-  app.get('/ready', async (_request, reply) => {
+  const status = (value: string) => ({
+    type: 'object',
+    required: ['status'],
+    properties: { status: { type: 'string', enum: [value] } },
+  });
+  const always = { 400: { $ref: 'Error#' }, 431: { $ref: 'Error#' }, 500: { $ref: 'Error#' } };
+  app.get(
+    '/health',
+    { schema: { summary: 'The process is up', response: { 200: status('ok'), ...always } } },
+    async () => ({ status: 'ok' }),
+  );
+  const readySchema = {
+    summary: 'Storage answers',
+    response: { 200: status('ready'), ...always, 503: { $ref: 'Error#' } },
+  };
+  app.get('/ready', { schema: readySchema }, async (_request, reply) => {
     try {
       await options.primary.ping();
       return { status: 'ready' };

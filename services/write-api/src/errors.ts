@@ -8,6 +8,7 @@ export const errorCatalogue = {
   EGGMESH_BAD_ID: { status: 400, message: 'the id in the path is not a UUID' },
   EGGMESH_ID_MISMATCH: { status: 400, message: 'the body id differs from the id in the path' },
   EGGMESH_BAD_QUERY: { status: 400, message: '%s' },
+  EGGMESH_BAD_REQUEST: { status: 400, message: 'the HTTP request is malformed' },
   EGGMESH_BULK_TOO_LARGE: { status: 400, message: 'a bulk request takes at most %s items' },
   EGGMESH_NOT_FOUND: { status: 404, message: '%s %s was not found' },
   EGGMESH_ROUTE_NOT_FOUND: { status: 404, message: 'no route %s %s' },
@@ -19,6 +20,10 @@ export const errorCatalogue = {
   EGGMESH_ALREADY_EXISTS: { status: 409, message: '%s %s already exists' },
   EGGMESH_BODY_TOO_LARGE: { status: 413, message: 'the request body is larger than %s bytes' },
   EGGMESH_UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'send the body as application/json' },
+  EGGMESH_HEADERS_TOO_LARGE: {
+    status: 431,
+    message: 'the request headers (or the URL) are larger than the server accepts',
+  },
   EGGMESH_UNAVAILABLE: { status: 503, message: 'storage is not answering' },
   EGGMESH_INTERNAL: { status: 500, message: 'internal error' },
 } as const;

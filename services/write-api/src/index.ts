@@ -1,3 +1,3 @@
 export { buildApp, type WriteApiOptions } from './app.js';
 export { ApiError, type ErrorCode, errorCatalogue } from './errors.js';
-export { openApiDocument } from './openapi.js';
+export { routeSchemas, sharedSchemas } from './route-schemas.js';

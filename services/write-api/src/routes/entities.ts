@@ -4,7 +4,9 @@ import { type EntityDefinition, type EntityName, entities, entityNames } from '@
 import type { Config } from '@eggmesh/service-kit';
 import type { EntityReader, PrimaryStore, StoredRecord, WriteOperation } from '@eggmesh/store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { ApiError, type Issue } from '../errors.js';
+import { INTEGER_QUERY, NUMBER_QUERY, routeSchemas } from '../route-schemas.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -17,12 +19,11 @@ export interface EntityRouteOptions {
 }
 
 type IdParams = { id: string };
-type ListQuery = { limit?: string; after?: string; at?: string; ids?: string };
+/** Fastify gives a repeated query parameter as an array. */
+type Query = Record<string, string | string[] | undefined>;
 
-function validationIssues(def: EntityDefinition, body: unknown, prefix: (string | number)[] = []) {
-  const result = def.schema.safeParse(body);
-  if (result.success) return { data: result.data, issues: [] as Issue[] };
-  const issues = result.error.issues.flatMap((i): Issue[] => {
+const zodIssues = (error: z.ZodError, prefix: (string | number)[]): Issue[] =>
+  error.issues.flatMap((i): Issue[] => {
     const path = [...prefix, ...i.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
     // One issue per unknown field, at that field's path (zod reports them together at the object's path).
     if (i.code === 'unrecognized_keys') {
@@ -30,14 +31,28 @@ function validationIssues(def: EntityDefinition, body: unknown, prefix: (string 
     }
     return [{ path, code: i.code, message: i.message }];
   });
-  return { data: undefined, issues };
+
+/** A query parameter given at most once. */
+function queryValue(query: Query, name: string): string | undefined {
+  const value = query[name];
+  if (Array.isArray(value)) throw new ApiError('EGGMESH_BAD_QUERY', [`give ${name} at most once`]);
+  return value;
 }
 
-function parseNumber(value: string | undefined, name: string, min: number): number | undefined {
-  if (value === undefined || value === '') return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < min)
-    throw new ApiError('EGGMESH_BAD_QUERY', [`${name} must be a number ≥ ${min}`]);
+function queryInteger(query: Query, name: string, min: number, max: number): number | undefined {
+  const value = queryValue(query, name);
+  if (value === undefined) return undefined;
+  const n = INTEGER_QUERY.test(value) ? Number(value) : Number.NaN;
+  if (!(n >= min && n <= max))
+    throw new ApiError('EGGMESH_BAD_QUERY', [`${name} must be an integer from ${min} to ${max}`]);
+  return n;
+}
+
+function queryAt(query: Query): number | undefined {
+  const value = queryValue(query, 'at');
+  if (value === undefined) return undefined;
+  const n = NUMBER_QUERY.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isFinite(n)) throw new ApiError('EGGMESH_BAD_QUERY', ['at must be a number ≥ 0 (epoch ms)']);
   return n;
 }
 
@@ -46,12 +61,18 @@ function checkId(id: string): string {
   return id.toLowerCase();
 }
 
+const bulkReadBody = z.strictObject({
+  ids: z.array(z.string().regex(UUID, 'expected a UUID')).min(1),
+  at: z.number().min(0).optional(),
+});
+
 /** The REST contract of domain.md §4 for one entity. */
 function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRouteOptions) {
   const def = entities[name];
   const { primary, reader, config, clock } = options;
   const base = `/${name}/api`;
   const isProjection = def.kind === 'projection';
+  const schemas = routeSchemas(name, config);
 
   const present = (record: StoredRecord, at?: number): Record<string, unknown> =>
     isProjection
@@ -64,55 +85,69 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
     return result;
   };
 
-  const readQuery = (query: ListQuery) => {
-    const limit = parseNumber(query.limit, 'limit', 1) ?? config.list.defaultLimit;
-    if (limit > config.list.maxLimit) {
-      throw new ApiError('EGGMESH_BAD_QUERY', [`limit must be at most ${config.list.maxLimit}`]);
-    }
-    return { limit, at: parseNumber(query.at, 'at', 0), after: query.after || undefined };
+  const readMany = async (ids: readonly string[], at: number | undefined) => {
+    if (ids.length > config.bulkMaxItems) throw new ApiError('EGGMESH_BULK_TOO_LARGE', [config.bulkMaxItems]);
+    const wanted = ids.map(checkId);
+    const found = new Map((await reader.getMany(name, wanted, { at })).map((r) => [r.id, r]));
+    return wanted.flatMap((id) => {
+      const record = found.get(id);
+      return record ? [present(record, at)] : [];
+    });
   };
 
-  app.get<{ Querystring: ListQuery }>(base, async (request, reply) => {
-    const page = readQuery(request.query);
+  app.get<{ Querystring: Query }>(base, { schema: schemas.list }, async (request, reply) => {
+    const limit = queryInteger(request.query, 'limit', 1, config.list.maxLimit) ?? config.list.defaultLimit;
+    const page = {
+      limit,
+      at: queryAt(request.query),
+      after: queryValue(request.query, 'after') || undefined,
+    };
     const rows = await reader.list(name, page);
     if (rows.length === page.limit) reply.header('x-next-cursor', rows[rows.length - 1]!.id);
     return rows.map((r) => present(r, page.at));
   });
 
-  app.get<{ Querystring: ListQuery }>(`${base}/bulk`, async (request) => {
-    const raw = request.query.ids;
+  app.get<{ Querystring: Query }>(`${base}/bulk`, { schema: schemas.bulkGet }, async (request) => {
+    const raw = queryValue(request.query, 'ids');
     if (!raw) throw new ApiError('EGGMESH_BAD_QUERY', ['give the ids to read: ?ids=a,b,c']);
-    const ids = raw
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    if (ids.length > config.bulkMaxItems) throw new ApiError('EGGMESH_BULK_TOO_LARGE', [config.bulkMaxItems]);
-    ids.forEach(checkId);
-    const at = parseNumber(request.query.at, 'at', 0);
-    const found = new Map((await reader.getMany(name, ids, { at })).map((r) => [r.id, r]));
-    return ids.flatMap((id) => {
-      const record = found.get(id);
-      return record ? [present(record, at)] : [];
-    });
+    const ids = raw.split(',');
+    if (ids.some((id) => id === '')) throw new ApiError('EGGMESH_BAD_QUERY', ['ids has an empty entry']);
+    return readMany(ids, queryAt(request.query));
   });
 
-  app.get<{ Params: IdParams; Querystring: ListQuery }>(`${base}/:id`, async (request) => {
-    const id = checkId(request.params.id);
-    const at = parseNumber(request.query.at, 'at', 0);
-    const record = await reader.get(name, id, { at });
-    if (!record) throw new ApiError('EGGMESH_NOT_FOUND', [name, id]);
-    return present(record, at);
+  app.post(`${base}/bulk/read`, { schema: schemas.bulkRead }, async (request) => {
+    const result = bulkReadBody.safeParse(request.body);
+    if (!result.success) {
+      throw new ApiError('EGGMESH_VALIDATION', ['bulk read request'], {
+        issues: zodIssues(result.error, []),
+      });
+    }
+    return readMany(result.data.ids, result.data.at);
   });
 
+  app.get<{ Params: IdParams; Querystring: Query }>(
+    `${base}/:id`,
+    { schema: schemas.get },
+    async (request) => {
+      const id = checkId(request.params.id);
+      const at = queryAt(request.query);
+      const record = await reader.get(name, id, { at });
+      if (!record) throw new ApiError('EGGMESH_NOT_FOUND', [name, id]);
+      return present(record, at);
+    },
+  );
+
+  const hidden = { schema: { hide: true } };
   if (isProjection) {
     const refuse = async (request: FastifyRequest, reply: FastifyReply) => {
       // A 405 must say what is allowed (RFC 9110 §15.5.6).
       reply.header('allow', allowedMethods(base)!.join(', '));
       throw new ApiError('EGGMESH_PROJECTION_READ_ONLY', [name], { method: request.method });
     };
-    app.route({ method: ['POST', 'PUT', 'DELETE', 'PATCH'], url: base, handler: refuse });
-    app.route({ method: ['POST', 'PUT', 'DELETE', 'PATCH'], url: `${base}/bulk`, handler: refuse });
-    app.route({ method: ['POST', 'PUT', 'DELETE', 'PATCH'], url: `${base}/:id`, handler: refuse });
+    const writes = ['POST', 'PUT', 'DELETE', 'PATCH'];
+    app.route({ method: writes, url: base, handler: refuse, ...hidden });
+    app.route({ method: writes, url: `${base}/bulk`, handler: refuse, ...hidden });
+    app.route({ method: writes, url: `${base}/:id`, handler: refuse, ...hidden });
     return;
   }
 
@@ -120,14 +155,23 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
   app.route({
     method: ['PUT', 'DELETE'],
     url: `${base}/bulk`,
+    ...hidden,
     handler: async (request, reply) => {
       reply.header('allow', allowedMethods(`${base}/bulk`)!.join(', '));
       throw new ApiError('EGGMESH_METHOD_NOT_ALLOWED', [request.method, `${base}/bulk`]);
     },
   });
 
+  /** Schema validation, then what the schema cannot know: the server clock. */
+  const validate = (body: unknown, prefix: (string | number)[]) => {
+    const result = def.schema.safeParse(body);
+    if (!result.success) return { data: undefined, issues: zodIssues(result.error, prefix) };
+    const issues = futureIssues(def, result.data, clock(), config.maxFutureMs, prefix);
+    return issues.length > 0 ? { data: undefined, issues } : { data: result.data, issues };
+  };
+
   const toCreate = (body: unknown, index?: number): WriteOperation => {
-    const { data, issues } = validationIssues(def, body, index === undefined ? [] : [index]);
+    const { data, issues } = validate(body, index === undefined ? [] : [index]);
     if (!data) {
       throw new ApiError('EGGMESH_VALIDATION', [name], { issues, ...(index === undefined ? {} : { index }) });
     }
@@ -135,14 +179,14 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
     return { op: 'create', entity: name, id: id ?? randomUUID(), payload };
   };
 
-  app.post(base, async (request, reply) => {
+  app.post(base, { schema: schemas.create }, async (request, reply) => {
     const operation = toCreate(request.body);
     const result = await commit(reply, [operation]);
     reply.code(201);
     return present(result.records[0]!);
   });
 
-  app.post(`${base}/bulk`, async (request, reply) => {
+  app.post(`${base}/bulk`, { schema: schemas.bulkCreate }, async (request, reply) => {
     const body = request.body;
     if (!Array.isArray(body)) {
       throw new ApiError('EGGMESH_VALIDATION', [`${name} array`], {
@@ -157,9 +201,9 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
     return result.records.map((r) => present(r));
   });
 
-  app.put<{ Params: IdParams }>(`${base}/:id`, async (request, reply) => {
+  app.put<{ Params: IdParams }>(`${base}/:id`, { schema: schemas.put }, async (request, reply) => {
     const id = checkId(request.params.id);
-    const { data, issues } = validationIssues(def, request.body);
+    const { data, issues } = validate(request.body, []);
     if (!data) throw new ApiError('EGGMESH_VALIDATION', [name], { issues });
     const { id: bodyId, ...payload } = data as { id?: string };
     if (bodyId !== undefined && bodyId.toLowerCase() !== id.toLowerCase())
@@ -168,11 +212,34 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
     return present(result.records[0]!);
   });
 
-  app.delete<{ Params: IdParams }>(`${base}/:id`, async (request, reply) => {
+  app.delete<{ Params: IdParams }>(`${base}/:id`, { schema: schemas.delete }, async (request, reply) => {
     const id = checkId(request.params.id);
     await commit(reply, [{ op: 'delete', entity: name, id }]);
     return { id, status: 'deleted' };
   });
+}
+
+/**
+ * Event timestamps later than the server time + `maxFutureMs` are refused: a report years ahead
+ * would make every later projection document carry the empty days in between.
+ */
+function futureIssues(
+  def: EntityDefinition,
+  data: Record<string, unknown>,
+  now: number,
+  maxFutureMs: number,
+  prefix: (string | number)[],
+): Issue[] {
+  if (def.kind !== 'event' || typeof data.timestamp !== 'string') return [];
+  const bound = now + maxFutureMs;
+  if (Date.parse(data.timestamp) <= bound) return [];
+  return [
+    {
+      path: [...prefix, 'timestamp'],
+      code: 'too_far_in_future',
+      message: `timestamp must not be later than the server time + ${maxFutureMs} ms (${new Date(bound).toISOString()})`,
+    },
+  ];
 }
 
 export async function registerEntityRoutes(app: FastifyInstance, options: EntityRouteOptions) {
@@ -181,9 +248,11 @@ export async function registerEntityRoutes(app: FastifyInstance, options: Entity
 
 /** The methods each REST path answers, for 405 responses. */
 export function allowedMethods(path: string): string[] | null {
-  const match = /^\/([a-z_]+)\/api(\/bulk|\/[^/]+)?\/?$/.exec(path);
+  if (path === '/health' || path === '/ready' || path === '/openapi.json') return ['GET', 'HEAD', 'OPTIONS'];
+  const match = /^\/([a-z_]+)\/api(\/bulk\/read|\/bulk|\/[^/]+)?\/?$/.exec(path);
   if (!match || !(match[1]! in entities)) return null;
   const def = entities[match[1] as EntityName];
+  if (match[2] === '/bulk/read') return ['POST', 'OPTIONS'];
   if (def.kind === 'projection') return ['GET', 'HEAD', 'OPTIONS'];
   if (!match[2] || match[2] === '/bulk') return ['GET', 'HEAD', 'POST', 'OPTIONS'];
   return ['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'];
