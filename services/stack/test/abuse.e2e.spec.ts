@@ -55,7 +55,39 @@ let stack: RunningStack;
 const seen: { label: string; status: number }[] = [];
 const ids = { farm: '', coop: '', hen: '' };
 
+type Service = 'edge' | 'write' | 'read';
+/** Services that stopped answering /health, with the case that left them so. */
+const wedged = new Map<Service, string>();
+
+function servicesOf(url: string): Service[] {
+  if (url.startsWith(stack.urls.read)) return ['read'];
+  if (url.startsWith(stack.urls.write)) return ['write'];
+  const path = new URL(url).pathname;
+  if (path === '/health') return ['edge'];
+  return /^\/(graphql|[a-z_]+\/graph)\/?$/.test(path) ? ['edge', 'read'] : ['edge', 'write'];
+}
+
+/**
+ * Once a service stopped answering, every later case that needs it fails at once (naming the case that wedged
+ * it) unless a quick /health probe shows it recovered: one hang must not turn the suite into a string of
+ * 10-second timeouts.
+ */
+async function refuseIfWedged(label: string, url: string): Promise<void> {
+  for (const service of servicesOf(url)) {
+    const since = wedged.get(service);
+    if (since === undefined) continue;
+    const ok = await fetch(`${stack.urls[service]}/health`, { signal: AbortSignal.timeout(1000) })
+      .then((r) => r.ok)
+      .catch(() => false);
+    if (ok) wedged.delete(service);
+    else
+      throw new Error(`${label}: not sent, the ${service} service has not answered /health since: ${since}`);
+  }
+}
+
 async function call(label: string, url: string, init: RequestInit = {}): Promise<Answer> {
+  await refuseIfWedged(label, url);
+  if (!url.endsWith('/health')) lastUrl = url;
   let status: number;
   let text: string;
   try {
@@ -106,15 +138,42 @@ function expectAnsweredOrRefused(a: Answer): void {
   } else expectRefused(a);
 }
 
-async function expectHealthy(base: string): Promise<void> {
-  const health = await call(`${base}/health`, `${base}/health`);
-  expect(health.status, show(health)).toBe(200);
+/** Every service `url` goes through answers /health (within HANG_MS); one that does not is marked wedged. */
+async function expectHealthy(url: string, after = 'an earlier case'): Promise<void> {
+  for (const service of servicesOf(url)) {
+    const base = stack.urls[service];
+    const health = await call(`${service} /health`, `${base}/health`).catch((error: unknown) => error);
+    if (health instanceof Error || (health as Answer).status !== 200) {
+      if (!wedged.has(service)) wedged.set(service, after);
+      const seen = health instanceof Error ? health.message : show(health as Answer);
+      throw new Error(`the ${service} service did not answer /health after ${after}: ${seen}`);
+    }
+  }
 }
 
-/** Sends the same hostile request twice, checks both answers, then checks the service still answers. */
+/** The last URL a hostile request went to: the services to check afterwards. */
+let lastUrl = '';
+
+/**
+ * Sends the same hostile request twice (stopping at the first wrong answer), checks each answer, and then, in
+ * any case, that the service behind `base` still answers /health.
+ */
 async function twice(send: () => Promise<Answer>, check: (a: Answer) => void, base: string): Promise<void> {
-  for (let round = 0; round < 2; round++) check(await send());
-  await expectHealthy(base);
+  let failure: unknown;
+  let label = base;
+  try {
+    for (let round = 0; round < 2; round++) {
+      const answer = await send();
+      label = answer.label;
+      check(answer);
+    }
+  } catch (error) {
+    failure = error;
+    if (error instanceof Error && error.message.includes('no answer within'))
+      label = error.message.split(':')[0]!;
+  }
+  await expectHealthy(lastUrl || base, `${label} (${failure === undefined ? 'answered' : 'failed'})`);
+  if (failure !== undefined) throw failure;
 }
 
 const postJson = (label: string, url: string, payload: unknown, headers: Record<string, string> = {}) =>
@@ -136,45 +195,77 @@ function rawRequest(
   url: string,
   options: { method: string; headers: Record<string, string>; body: Buffer; trickleMs?: number },
 ): Promise<{ status: number | 'closed'; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: options.method, headers: options.headers, agent: false });
-    const timer = setTimeout(() => {
-      req.destroy();
-      reject(new Error(`${label}: no answer within ${HANG_MS} ms`));
-    }, HANG_MS);
-    let trickle: NodeJS.Timeout | undefined;
-    const done = (status: number | 'closed', text: string) => {
-      clearTimeout(timer);
-      clearInterval(trickle);
-      if (typeof status === 'number') seen.push({ label, status });
-      resolve({ status, text });
-    };
-    req.on('response', (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        text += chunk;
-      });
-      response.on('end', () => done(response.statusCode ?? 0, text));
-      response.on('error', () => done(response.statusCode ?? 0, text));
-    });
-    // The server cutting a request off (socket closed without an answer) counts as cut off, not as a failure.
-    req.on('error', () => done('closed', ''));
-    if (options.trickleMs !== undefined) {
-      let offset = 0;
-      trickle = setInterval(() => {
-        if (offset >= options.body.length || req.destroyed) return clearInterval(trickle);
-        req.write(options.body.subarray(offset, offset + 1));
-        offset += 1;
-      }, options.trickleMs);
-    } else if (options.headers.expect === '100-continue') {
-      req.on('continue', () => req.end(options.body));
-      // A server that neither says 100 Continue nor answers gets the body anyway (as curl does after 1 s).
-      setTimeout(() => {
-        if (!req.writableEnded && !req.destroyed) req.end(options.body);
-      }, 1000);
-    } else req.end(options.body);
+  lastUrl = url;
+  return refuseIfWedged(label, url).then(
+    () =>
+      new Promise((resolve, reject) => {
+        const req = httpRequest(url, { method: options.method, headers: options.headers, agent: false });
+        const timer = setTimeout(() => {
+          req.destroy();
+          reject(new Error(`${label}: no answer within ${HANG_MS} ms`));
+        }, HANG_MS);
+        let trickle: NodeJS.Timeout | undefined;
+        let settled = false;
+        const done = (status: number | 'closed', text: string) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          clearInterval(trickle);
+          if (typeof status === 'number') seen.push({ label, status });
+          resolve({ status, text });
+        };
+        let responded = false;
+        req.on('response', (response) => {
+          responded = true;
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => {
+            text += chunk;
+          });
+          response.on('end', () => done(response.statusCode ?? 0, text));
+          response.on('close', () => done(response.statusCode ?? 0, text));
+        });
+        // A failed write after the answer arrived changes nothing; before it, the server cut the request off.
+        req.on('error', () => {
+          if (!responded) done('closed', '');
+        });
+        if (options.trickleMs !== undefined) {
+          let offset = 0;
+          trickle = setInterval(() => {
+            if (offset >= options.body.length || req.destroyed) return clearInterval(trickle);
+            req.write(options.body.subarray(offset, offset + 1));
+            offset += 1;
+          }, options.trickleMs);
+        } else if (options.headers.expect === '100-continue') {
+          req.on('continue', () => req.end(options.body));
+          // A server that neither says 100 Continue nor answers gets the body anyway (as curl does after 1 s).
+          setTimeout(() => {
+            if (!req.writableEnded && !req.destroyed) req.end(options.body);
+          }, 1000);
+        } else req.end(options.body);
+      }),
+  );
+}
+
+/**
+ * POSTs a body through node:http rather than fetch: a server may answer (413) before it has read the whole body,
+ * and that answer must reach the client; fetch gives up on the first failed write instead.
+ */
+async function postRaw(label: string, url: string, body: string): Promise<Answer> {
+  const raw = Buffer.from(body);
+  const a = await rawRequest(label, url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-length': String(raw.length) },
+    body: raw,
   });
+  if (a.status === 'closed') throw new Error(`${label}: connection closed without an answer`);
+  let parsed: Body | undefined;
+  try {
+    parsed = JSON.parse(a.text) as Body;
+  } catch {
+    parsed = undefined;
+  }
+  return { label, status: a.status, text: a.text, body: parsed };
 }
 
 beforeAll(async () => {
@@ -226,19 +317,30 @@ const restTargets = [
 ] as const;
 
 describe.each(graphTargets)('hostile GraphQL through the %s', (name, baseOf) => {
+  // The leading comment keeps the two targets' documents apart in the read-api's query cache: each is cold.
   const gql = (path: string, query: string, extra: Record<string, unknown> = {}, headers = {}) =>
-    postJson(`${name} POST ${path}`, `${baseOf()}${path}`, { query, ...extra }, headers);
+    postJson(
+      `${name} POST ${path}`,
+      `${baseOf()}${path}`,
+      { query: `# ${name}\n${query}`, ...extra },
+      headers,
+    );
 
   it.each([24, 30])('refuses a fragment bomb of %i levels on /graphql and /farm/graph', async (levels) => {
     const bomb = fragmentBomb(levels, 'Farm');
+    // Refused, or answered right: the spreads merge into `{ x1: id id }`.
+    const refusedOrMerged = (root: string) => (a: Answer) => {
+      if (a.status !== 200) return expectRefused(a);
+      expect(a.body, show(a)).toEqual({ data: { [root]: { x1: ids.farm, id: ids.farm } } });
+    };
     await twice(
       () => gql('/graphql', `{ farm(id: "${ids.farm}") { ...G${levels} } }\n${bomb}`),
-      (a) => expectRefused(a),
+      refusedOrMerged('farm'),
       baseOf(),
     );
     await twice(
       () => gql('/farm/graph', `{ getById(id: "${ids.farm}") { ...G${levels} } }\n${bomb}`),
-      (a) => expectRefused(a),
+      refusedOrMerged('getById'),
       baseOf(),
     );
   });
@@ -260,7 +362,7 @@ describe.each(graphTargets)('hostile GraphQL through the %s', (name, baseOf) => 
   it('answers 413 to a document of several MB', async () => {
     const query = `{ farms { ${'id '.repeat(1_500_000)} } }`;
     await twice(
-      () => gql('/graphql', query),
+      () => postRaw(`${name} POST /graphql`, `${baseOf()}/graphql`, JSON.stringify({ query })),
       (a) => expectRefused(a, [413]),
       baseOf(),
     );
@@ -445,9 +547,8 @@ describe.each(graphTargets)('hostile GraphQL through the %s', (name, baseOf) => 
   it('answers a large body sent with Expect: 100-continue (no 502)', async () => {
     const base = baseOf();
     for (const size of [2 * 1024 * 1024, 200 * 1024]) {
-      const body = Buffer.from(
-        JSON.stringify({ query: `{ farms(limit: 1) { ${'id '.repeat(size / 3)} } }` }),
-      );
+      // A valid document either way: the padding is whitespace, which GraphQL ignores.
+      const body = Buffer.from(JSON.stringify({ query: `{ farms(limit: 1) { id } }${' '.repeat(size)}` }));
       for (let round = 0; round < 2; round++) {
         const a = await rawRequest(`${name} Expect ${size}`, `${base}/graphql`, {
           method: 'POST',
@@ -463,7 +564,7 @@ describe.each(graphTargets)('hostile GraphQL through the %s', (name, baseOf) => 
           `${name} Expect: 100-continue, ${size} bytes → ${a.status} ${a.text.slice(0, 200)}`,
         ).toBe(size > 1024 * 1024 ? 413 : 200);
       }
-      await expectHealthy(base);
+      await expectHealthy(`${base}/graphql`);
     }
   });
 });
@@ -535,7 +636,12 @@ describe.each(restTargets)('hostile REST through the %s', (name, baseOf) => {
       ],
       [
         'several MB body',
-        send('POST', '/farm/api', JSON.stringify({ name: 'x'.repeat(3 * 1024 * 1024) })),
+        () =>
+          postRaw(
+            `${name} POST /farm/api`,
+            `${base}/farm/api`,
+            JSON.stringify({ name: 'x'.repeat(3 << 20) }),
+          ),
         (a) => expectRefused(a, [413], ['EGGMESH_BODY_TOO_LARGE']),
       ],
       [
@@ -635,7 +741,7 @@ describe.each(restTargets)('hostile REST through the %s', (name, baseOf) => {
       });
       expect(a.status, `${name} → ${a.status} ${a.text.slice(0, 200)}`).toBe(413);
     }
-    await expectHealthy(base);
+    await expectHealthy(`${base}/farm/api`);
   });
 });
 
@@ -671,7 +777,7 @@ describe('slow clients', () => {
           expect(r.value.status >= 400 && r.value.status < 500, outcomes.join('\n')).toBe(true);
       }
     }
-    for (const base of [stack.urls.edge, stack.urls.write, stack.urls.read]) await expectHealthy(base);
+    for (const [, url] of targets) await expectHealthy(url());
   });
 });
 
@@ -845,7 +951,7 @@ describe('random GraphQL documents from the unified schema (fixed seed)', () => 
         }
       }
     }
-    for (const base of [stack.urls.edge, stack.urls.read]) await expectHealthy(base);
+    await expectHealthy(`${stack.urls.edge}/graphql`, 'the random documents');
     expect(failures, failures.join('\n')).toEqual([]);
   });
 });
