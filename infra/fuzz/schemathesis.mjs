@@ -190,7 +190,7 @@ try {
   const ids = await seedRows(write);
   log(`write-api at ${write}, ${ids.length} seeded rows`);
 
-  // schemathesis draws path ids from the seeded ones half of the time, and generates the other half.
+  // schemathesis draws ids (REST path ids, GraphQL `id` arguments) from the seeded ones half of the time.
   writeFileSync(join(work, 'ids.dict'), `${ids.map((id) => `"${id}"`).join('\n')}\n`);
   writeFileSync(
     join(work, 'schemathesis.toml'),
@@ -200,6 +200,7 @@ try {
       '',
       '[parameters]',
       '"path.id" = { dictionary = "ids", probability = 0.5 }',
+      '"*.*.id" = { dictionary = "ids", probability = 0.5 }',
       '',
     ].join('\n'),
   );
@@ -230,7 +231,11 @@ try {
   if (withGraphql) {
     await waitFor(`${read}/ready`, start(readServer), 'read-api');
     const graphStarted = Date.now();
-    const graph = await runSchemathesis(bin, ['run', `${read}/graphql`, ...common], work);
+    const graph = await runSchemathesis(
+      bin,
+      ['--config-file', join(work, 'schemathesis.toml'), 'run', `${read}/graphql`, ...common],
+      work,
+    );
     results.push(['read-api /graphql', graph, Date.now() - graphStarted]);
   }
   exitCode = results.every(([, code]) => code === 0) ? 0 : 1;
