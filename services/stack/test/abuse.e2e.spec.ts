@@ -67,6 +67,7 @@ function servicesOf(url: string): Service[] {
   return /^\/(graphql|[a-z_]+\/graph)\/?$/.test(path) ? ['edge', 'read'] : ['edge', 'write'];
 }
 
+const lastProbe = new Map<Service, number>();
 /**
  * Once a service stopped answering, every later case that needs it fails at once (naming the case that wedged
  * it) unless a quick /health probe shows it recovered: one hang must not turn the suite into a string of
@@ -76,9 +77,14 @@ async function refuseIfWedged(label: string, url: string): Promise<void> {
   for (const service of servicesOf(url)) {
     const since = wedged.get(service);
     if (since === undefined) continue;
-    const ok = await fetch(`${stack.urls[service]}/health`, { signal: AbortSignal.timeout(1000) })
-      .then((r) => r.ok)
-      .catch(() => false);
+    // Probe at most every 5 s, so a wedged service costs the cases after it next to nothing.
+    const recent = Date.now() - (lastProbe.get(service) ?? 0) < 5000;
+    if (!recent) lastProbe.set(service, Date.now());
+    const ok =
+      !recent &&
+      (await fetch(`${stack.urls[service]}/health`, { signal: AbortSignal.timeout(1000) })
+        .then((r) => r.ok)
+        .catch(() => false));
     if (ok) wedged.delete(service);
     else
       throw new Error(`${label}: not sent, the ${service} service has not answered /health since: ${since}`);
@@ -87,7 +93,10 @@ async function refuseIfWedged(label: string, url: string): Promise<void> {
 
 async function call(label: string, url: string, init: RequestInit = {}): Promise<Answer> {
   await refuseIfWedged(label, url);
-  if (!url.endsWith('/health')) lastUrl = url;
+  if (!url.endsWith('/health')) {
+    lastUrl = url;
+    lastLabel = label;
+  }
   let status: number;
   let text: string;
   try {
@@ -151,29 +160,32 @@ async function expectHealthy(url: string, after = 'an earlier case'): Promise<vo
   }
 }
 
-/** The last URL a hostile request went to: the services to check afterwards. */
+/** The last hostile request (URL and label): the services to check afterwards, and what to blame. */
 let lastUrl = '';
+let lastLabel = '';
 
 /**
  * Sends the same hostile request twice (stopping at the first wrong answer), checks each answer, and then, in
  * any case, that the service behind `base` still answers /health.
  */
 async function twice(send: () => Promise<Answer>, check: (a: Answer) => void, base: string): Promise<void> {
-  let failure: unknown;
-  let label = base;
+  let failure: Error | undefined;
+  let round = 0;
   try {
-    for (let round = 0; round < 2; round++) {
-      const answer = await send();
-      label = answer.label;
-      check(answer);
-    }
+    for (; round < 2; round++) check(await send());
   } catch (error) {
-    failure = error;
-    if (error instanceof Error && error.message.includes('no answer within'))
-      label = error.message.split(':')[0]!;
+    failure = error instanceof Error ? error : new Error(String(error));
   }
-  await expectHealthy(lastUrl || base, `${label} (${failure === undefined ? 'answered' : 'failed'})`);
-  if (failure !== undefined) throw failure;
+  const what = failure
+    ? `round ${round + 1} of ${lastLabel} (${failure.message.split('\n')[0]!.slice(0, 160)})`
+    : `${lastLabel} (answered twice)`;
+  try {
+    await expectHealthy(lastUrl || base, what);
+  } catch (health) {
+    const message = health instanceof Error ? health.message : String(health);
+    throw new Error(failure ? `${failure.message}\n  and then: ${message}` : message);
+  }
+  if (failure) throw failure;
 }
 
 const postJson = (label: string, url: string, payload: unknown, headers: Record<string, string> = {}) =>
@@ -196,6 +208,7 @@ function rawRequest(
   options: { method: string; headers: Record<string, string>; body: Buffer; trickleMs?: number },
 ): Promise<{ status: number | 'closed'; text: string }> {
   lastUrl = url;
+  lastLabel = label;
   return refuseIfWedged(label, url).then(
     () =>
       new Promise((resolve, reject) => {
