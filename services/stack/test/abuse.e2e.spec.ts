@@ -176,6 +176,8 @@ async function twice(send: () => Promise<Answer>, check: (a: Answer) => void, ba
   } catch (error) {
     failure = error instanceof Error ? error : new Error(String(error));
   }
+  // Not sent at all: the service was already known to be down, nothing new to learn from /health.
+  if (failure?.message.includes(': not sent, ')) throw failure;
   const what = failure
     ? `round ${round + 1} of ${lastLabel} (${failure.message.split('\n')[0]!.slice(0, 160)})`
     : `${lastLabel} (answered twice)`;
