@@ -1,33 +1,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, stackMain as main } from './helpers.js';
 
 // The whole embedded stack as `pnpm start` runs it (supervisor + four processes), driven through the edge.
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers are checked by value, field by field, below.
 type Doc = Record<string, any>;
 
-const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'eggmesh-stack-'));
 let stack: ChildProcess;
 let edge = '';
 let env: NodeJS.ProcessEnv = {};
 let ports: Record<string, number> = {};
 const output: string[] = [];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 async function until<T>(probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
   const deadline = Date.now() + ms;

@@ -1,0 +1,99 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The supervisor `pnpm start` runs; the e2e specs drive it as a real process tree. */
+export const stackMain = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export async function until<T>(
+  probe: () => Promise<T | undefined>,
+  ms = 30_000,
+  describe: () => string = () => '',
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out${describe()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export interface RunningStack {
+  readonly process: ChildProcess;
+  readonly dataDir: string;
+  /** Base URLs (no trailing slash) of the edge and of each service behind it. */
+  readonly urls: { readonly edge: string; readonly write: string; readonly read: string };
+  /** Everything the supervisor printed so far. */
+  readonly output: string[];
+  /** Stops the tree (SIGINT, so the supervisor stops its children; SIGKILL after 20 s) and removes the data dir. */
+  stop(): Promise<void>;
+}
+
+/** Starts the whole embedded stack on free ports over a fresh temp data dir and waits until the edge is ready. */
+export async function startStack(env: Record<string, string> = {}): Promise<RunningStack> {
+  if (!existsSync(stackMain)) throw new Error('run `pnpm build` first');
+  const dataDir = mkdtempSync(join(tmpdir(), 'eggmesh-stack-'));
+  const [write, read, projector, edge] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
+  const output: string[] = [];
+  const child = spawn(process.execPath, [stackMain], {
+    env: {
+      ...process.env,
+      EGGMESH_DATA_DIR: dataDir,
+      WRITE_API_PORT: String(write),
+      READ_API_PORT: String(read),
+      PROJECTOR_PORT: String(projector),
+      EDGE_PORT: String(edge),
+      EGGMESH_LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (d) => output.push(String(d)));
+  child.stderr?.on('data', (d) => output.push(String(d)));
+  const urls = {
+    edge: `http://127.0.0.1:${edge}`,
+    write: `http://127.0.0.1:${write}`,
+    read: `http://127.0.0.1:${read}`,
+  };
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGINT');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await until(
+      async () => ((await fetch(`${urls.edge}/ready`)).ok ? true : undefined),
+      30_000,
+      () => `; stack output:\n${output.join('\n')}`,
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { process: child, dataDir, urls, output, stop };
+}
