@@ -36,7 +36,7 @@ const innerErrorsOf = (error: GraphQLError): unknown[] | undefined => {
 /** Errors raised before execution, from the parse, validate or HTTP-reading step. */
 function classifyRequestError(error: unknown): Coded {
   const gql = asGraphQLError(error);
-  if (statusOf(gql.extensions.code) !== undefined) return withCode(gql, nameOf(gql.extensions.code));
+  if (statusOf(gql.extensions?.code) !== undefined) return withCode(gql, nameOf(gql.extensions?.code));
   if (error instanceof GraphQLError) {
     // graphql-js's syntaxError() is the only source of this prefix: the parse step failed.
     return withCode(gql, error.message.startsWith('Syntax Error:') ? 'PARSE_FAILED' : 'VALIDATION_FAILED');
@@ -53,7 +53,9 @@ function nameOf(code: unknown): GraphqlErrorName {
 function classify(error: GraphQLError, log: FastifyBaseLogger): Coded[] {
   const inner = innerErrorsOf(error);
   if (inner) return inner.map(classifyRequestError);
-  if (statusOf(error.extensions.code) !== undefined) return [withCode(error, nameOf(error.extensions.code))];
+  // graphql-jit's errors leave `extensions` undefined unless their cause had some.
+  const code = error.extensions?.code;
+  if (statusOf(code) !== undefined) return [withCode(error, nameOf(code))];
   const original = error.originalError;
   const badRequestStatus = httpStatusOf(original);
   if (badRequestStatus !== undefined && !error.path) {
