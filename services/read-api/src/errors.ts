@@ -27,10 +27,28 @@ export const graphqlErrors = {
     status: 400,
     summary: 'the query nests deeper than the depth limit',
   },
+  TOO_LARGE: {
+    code: 'EGGMESH_GRAPHQL_TOO_LARGE',
+    status: 400,
+    summary:
+      'the query document is longer than `EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES`, has more than `EGGMESH_GRAPHQL_MAX_TOKENS` tokens, or nests brackets too deep; refused before parsing',
+  },
+  TOO_MANY_FIELDS: {
+    code: 'EGGMESH_GRAPHQL_TOO_MANY_FIELDS',
+    status: 400,
+    summary:
+      'an operation or fragment selects more than `EGGMESH_GRAPHQL_MAX_FIELDS` fields once its fragments are expanded',
+  },
   COST: {
     code: 'EGGMESH_GRAPHQL_COST',
     status: 400,
     summary: 'the estimated number of rows exceeds the cost limit',
+  },
+  RESPONSE_TOO_LARGE: {
+    code: 'EGGMESH_GRAPHQL_RESPONSE_TOO_LARGE',
+    status: 400,
+    summary:
+      'the answer would carry more than `EGGMESH_GRAPHQL_MAX_ROWS` rows or `EGGMESH_GRAPHQL_MAX_RESPONSE_BYTES` bytes; page with `limit`/`after`',
   },
   BAD_MIN_POSITION: {
     code: 'EGGMESH_GRAPHQL_BAD_MIN_POSITION',

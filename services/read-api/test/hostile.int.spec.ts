@@ -102,3 +102,93 @@ describe('requests that are not one GraphQL query', () => {
     expect(codes(sent)).toEqual(Array(3).fill('400 GRAPHQL_VALIDATION_FAILED'));
   });
 });
+
+/** Fragments that spread the one below twice: `levels` of them expand to 2^levels fields. */
+function fragmentBomb(levels: number, type: string): string {
+  const defs = [`fragment G0 on ${type} { id }`, `fragment G1 on ${type} { x1: id ...G0 ...G0 }`];
+  for (let i = 2; i <= levels; i++) defs.push(`fragment G${i} on ${type} { ...G${i - 1} ...G${i - 1} }`);
+  return defs.join(' ');
+}
+
+describe('documents that expand, nest or run long are refused before any work that can explode', () => {
+  it.each([24, 30])('a fragment bomb of %i levels on /graphql and /farm/graph', async (levels) => {
+    const unified = `{ farm(id: "${ids.farm[0]}") { ...G${levels} } } ${fragmentBomb(levels, 'Farm')}`;
+    expect(unified.length).toBeLessThan(1300);
+    expect(codes(await thrice(post('/graphql', { query: unified })))).toEqual(
+      Array(3).fill('400 EGGMESH_GRAPHQL_TOO_MANY_FIELDS'),
+    );
+    const entity = `{ getById(id: "${ids.farm[0]}") { ...G${levels} } } ${fragmentBomb(levels, 'Farm')}`;
+    expect(codes(await thrice(post('/farm/graph', { query: entity })))).toEqual(
+      Array(3).fill('400 EGGMESH_GRAPHQL_TOO_MANY_FIELDS'),
+    );
+  });
+
+  it('a bomb hidden in a fragment no operation uses', async () => {
+    const q = `{ farm(id: "${ids.farm[0]}") { id } } ${fragmentBomb(30, 'Farm')}`;
+    expect(codes(await thrice(post('/graphql', { query: q })))).toEqual(
+      Array(3).fill('400 EGGMESH_GRAPHQL_TOO_MANY_FIELDS'),
+    );
+  });
+
+  it('a small fragment tree within the cap still answers', async () => {
+    const q = `{ farm(id: "${ids.farm[0]}") { ...G8 } } ${fragmentBomb(8, 'Farm')}`;
+    const sent = await thrice(post('/graphql', { query: q }));
+    expect(sent.map((s) => s.status)).toEqual([200, 200, 200]);
+    expect(sent[2]?.body.data.farm.id).toBe(ids.farm[0]);
+  });
+
+  it('10,000 aliases of farm(id): refused (by size before parsing, by field count when it fits)', async () => {
+    const aliases = (n: number) =>
+      `{ ${Array.from({ length: n }, (_, i) => `a${i}: farm(id: "${ids.farm[0]}") { id }`).join(' ')} }`;
+    expect(codes(await thrice(post('/graphql', { query: aliases(10_000) })))).toEqual(
+      Array(3).fill('400 EGGMESH_GRAPHQL_TOO_LARGE'),
+    );
+    const short = `{ ${Array.from({ length: 2100 }, (_, i) => `a${i}:farm(id:"x"){id}`).join(' ')} }`;
+    const sent = await f.app.inject(post('/graphql', { query: short }));
+    expect(sent.statusCode).toBe(400);
+    expect(sent.json().errors[0].extensions.code).toBe('EGGMESH_GRAPHQL_TOO_LARGE');
+  });
+
+  it('field count counts each alias and root field', async () => {
+    const app = await fixture({
+      env: { EGGMESH_GRAPHQL_MAX_FIELDS: '10', EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES: '1000000' },
+    });
+    try {
+      const q = (n: number) =>
+        `{ ${Array.from({ length: n }, (_, i) => `a${i}: farm(id: "x") { id }`).join(' ')} }`;
+      const ok = await app.app.inject(post('/graphql', { query: q(5) }));
+      expect(ok.statusCode).toBe(200);
+      const refused = await app.app.inject(post('/graphql', { query: q(6) }));
+      expect(refused.json().errors[0].extensions.code).toBe('EGGMESH_GRAPHQL_TOO_MANY_FIELDS');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('10,000 levels of nesting: a clean 400, not a stack overflow', async () => {
+    const deep = `{ getById(id: "x") ${'{ coops '.repeat(10_000)}${'}'.repeat(10_000)} }`;
+    const list = `{ getById(id: ${'['.repeat(10_000)}"x"${']'.repeat(10_000)}) { id } }`;
+    for (const query of [deep, list]) {
+      expect(codes(await thrice(post('/farm/graph', { query })))).toEqual(
+        Array(3).fill('400 EGGMESH_GRAPHQL_TOO_LARGE'),
+      );
+    }
+    const get = await thrice({ method: 'GET', url: '/farm/graph', query: { query: deep.slice(0, 3000) } });
+    expect(codes(get)).toEqual(Array(3).fill('400 EGGMESH_GRAPHQL_TOO_LARGE'));
+  });
+
+  it('brackets inside strings and comments do not count as nesting', async () => {
+    const q = `# ${'{'.repeat(500)}\n{ getByZone(zone: "${'['.repeat(500)}") { id } }`;
+    const r = await f.app.inject(post('/farm/graph', { query: q }));
+    expect(r.statusCode).toBe(200);
+    expect(r.json().data.getByZone).toEqual([]);
+  });
+
+  it('too many tokens', async () => {
+    const q = `{ getAll { ${'id '.repeat(6000)} } }`;
+    expect(q.length).toBeLessThan(32_768);
+    expect(codes(await thrice(post('/farm/graph', { query: q })))).toEqual(
+      Array(3).fill('400 EGGMESH_GRAPHQL_TOO_LARGE'),
+    );
+  });
+});

@@ -1,8 +1,8 @@
 // graphql's CommonJS build, as the app loads it (see src/graphql/runtime.ts).
-import { buildSchema, getIntrospectionQuery, parse, validate } from 'graphql/index.js';
+import { buildSchema, type GraphQLError, getIntrospectionQuery, parse } from 'graphql/index.js';
 import { describe, expect, it } from 'vitest';
 import { isJson } from '../src/graphql/json-source.js';
-import { depthLimitRule, estimateCost, unifiedSdl } from '../src/index.js';
+import { checkDocumentSize, checkShape, documentShapes, estimateCost, unifiedSdl } from '../src/index.js';
 
 const schema = buildSchema(unifiedSdl({ defaultLimit: 1000, maxLimit: 10_000 }));
 const model = { defaultLimit: 1000, maxLimit: 10_000, listFanOut: 10 };
@@ -48,8 +48,15 @@ describe('estimateCost', () => {
   });
 });
 
-describe('depthLimitRule', () => {
-  const errors = (query: string, max: number) => validate(schema, parse(query), [depthLimitRule(max)]);
+describe('checkShape: depth', () => {
+  const errors = (query: string, maxDepth: number) => {
+    try {
+      checkShape(parse(query), { maxDepth, maxFields: 2000 });
+      return [];
+    } catch (error) {
+      return [error as GraphQLError];
+    }
+  };
 
   it('counts nested fields; fragments add no level of their own', () => {
     expect(errors('{ farm(id: "x") { coops { id } } }', 3)).toEqual([]);
@@ -66,14 +73,32 @@ describe('depthLimitRule', () => {
 
   it('skips introspection and survives fragment cycles', () => {
     expect(errors(getIntrospectionQuery(), 3)).toEqual([]);
-    const cyclic = validate(
-      schema,
-      parse('{ farm(id: "x") { ...A } } fragment A on Farm { coops { farm { ...A } } }'),
-      [depthLimitRule(3)],
+    expect(errors('{ farm(id: "x") { ...A } } fragment A on Farm { coops { farm { ...A } } }', 3)).toEqual(
+      [],
     );
-    expect(
-      cyclic.every((e) => e.extensions.code === 'EGGMESH_GRAPHQL_DEPTH' || e.extensions.code === undefined),
-    ).toBe(true);
+  });
+});
+
+describe('documentShapes: expanded field counts', () => {
+  const fields = (query: string) => documentShapes(parse(query)).operations.map((o) => o.shape.fields);
+
+  it('counts every field, alias and spread', () => {
+    expect(fields('{ farm(id: "x") { id name } }')).toEqual([3]);
+    expect(fields('{ a: farm(id: "x") { id } b: farm(id: "x") { id } }')).toEqual([4]);
+    expect(fields('{ farm(id: "x") { ...F ...F } } fragment F on Farm { id coops { id } }')).toEqual([7]);
+    expect(fields('query A { farms { id } } query B { farm(id: "x") { id name } }')).toEqual([2, 3]);
+  });
+
+  it('is linear on doubling fragment chains, and names the fragments', () => {
+    const defs = Array.from({ length: 60 }, (_, i) => `fragment F${i} on Farm { ...F${i + 1} ...F${i + 1} }`);
+    const doc = `{ farm(id: "x") { ...F0 } } ${defs.join(' ')} fragment F60 on Farm { id }`;
+    const shapes = documentShapes(parse(doc));
+    expect(shapes.operations[0]?.shape.fields).toBe(1 + 2 ** 60);
+    expect(shapes.fragments.find((f) => f.name === 'F59')?.shape.fields).toBe(2);
+  });
+
+  it('keeps the introspection query GraphiQL sends well within the default cap', () => {
+    expect(fields(getIntrospectionQuery())[0]).toBeLessThan(500);
   });
 });
 
@@ -95,5 +120,31 @@ describe('isJson', () => {
     'falsey',
   ])('%j is not', (s) => {
     expect(isJson(s)).toBe(false);
+  });
+});
+
+describe('checkDocumentSize', () => {
+  const limits = { maxBytes: 200, maxNesting: 3 };
+  const code = (source: string) => {
+    try {
+      checkDocumentSize(source, limits);
+      return undefined;
+    } catch (error) {
+      return (error as GraphQLError).extensions.code;
+    }
+  };
+
+  it('counts bracket nesting outside strings, block strings and comments', () => {
+    expect(code('{ a { b { c } } }')).toBeUndefined();
+    expect(code('{ a { b { c { d } } } }')).toBe('EGGMESH_GRAPHQL_TOO_LARGE');
+    expect(code('{ a(x: [[1]]) }')).toBe('EGGMESH_GRAPHQL_TOO_LARGE');
+    expect(code('{ a(x: "{{{{ \\" {{{{") }')).toBeUndefined();
+    expect(code('{ a(x: """ {{{{ \\""" {{{{ """) }')).toBeUndefined();
+    expect(code('# {{{{{\n{ a }')).toBeUndefined();
+  });
+
+  it('measures bytes, not characters', () => {
+    expect(code(`{ a(x: "${'é'.repeat(90)}") }`)).toBeUndefined();
+    expect(code(`{ a(x: "${'é'.repeat(100)}") }`)).toBe('EGGMESH_GRAPHQL_TOO_LARGE');
   });
 });

@@ -33,12 +33,16 @@ const innerErrorsOf = (error: GraphQLError): unknown[] | undefined => {
   return Array.isArray(inner) ? inner : undefined;
 };
 
+/** The parser's `maxTokens` refusal (graphql 16 spells it "more that"). */
+const TOO_MANY_TOKENS = /^Syntax Error: Document contains more (that|than) \d+ tokens/;
+
 /** Errors raised before execution, from the parse, validate or HTTP-reading step. */
 function classifyRequestError(error: unknown): Coded {
   const gql = asGraphQLError(error);
   if (statusOf(gql.extensions?.code) !== undefined) return withCode(gql, nameOf(gql.extensions?.code));
   if (error instanceof GraphQLError) {
     // graphql-js's syntaxError() is the only source of this prefix: the parse step failed.
+    if (TOO_MANY_TOKENS.test(error.message)) return withCode(gql, 'TOO_LARGE');
     return withCode(gql, error.message.startsWith('Syntax Error:') ? 'PARSE_FAILED' : 'VALIDATION_FAILED');
   }
   // Not a GraphQLError: the route's body/querystring schema or the JSON of GET variables.
