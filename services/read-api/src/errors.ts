@@ -60,6 +60,12 @@ export const graphqlErrors = {
     status: 400,
     summary: 'an argument value is out of range (e.g. `limit` below 1)',
   },
+  BAD_VALUE: {
+    code: 'EGGMESH_GRAPHQL_BAD_VALUE',
+    status: 500,
+    summary:
+      'a stored value does not fit its GraphQL type (an Int beyond 32 bits, a SafeInt beyond 2^53): that field is null, the rest of the response answers 200',
+  },
   INTERNAL: {
     code: 'INTERNAL_SERVER_ERROR',
     status: 500,

@@ -94,7 +94,7 @@ describe('the unified schema', () => {
     });
     const inventory = schema.getType('ContainerInventory') as GraphQLObjectType;
     expect(String(inventory.getFields().utilization_pct?.type)).toBe('Float!');
-    expect(String(inventory.getFields().current_eggs?.type)).toBe('Int!');
+    expect(String(inventory.getFields().current_eggs?.type)).toBe('SafeInt');
     const productivity = schema.getType('HenProductivity') as GraphQLObjectType;
     expect(String(productivity.getFields().farm_id?.type)).toBe('String');
   });

@@ -36,6 +36,9 @@ const innerErrorsOf = (error: GraphQLError): unknown[] | undefined => {
 /** The parser's `maxTokens` refusal (graphql 16 spells it "more that"). */
 const TOO_MANY_TOKENS = /^Syntax Error: Document contains more (that|than) \d+ tokens/;
 
+/** A scalar refusing a value on output: "Int cannot represent …" (graphql's), "SafeInt cannot …" (ours). */
+const SERIALIZE_FAILED = /^(Int|Float|String|Boolean|ID|SafeInt) cannot represent /;
+
 /** Errors raised before execution, from the parse, validate or HTTP-reading step. */
 function classifyRequestError(error: unknown): Coded {
   const gql = asGraphQLError(error);
@@ -69,6 +72,12 @@ function classify(error: GraphQLError, log: FastifyBaseLogger): Coded[] {
   if (!original && !error.path) {
     // graphql's execute refused the operation itself (unknown operationName, no mutation type, …).
     return [withCode(error, 'VALIDATION_FAILED')];
+  }
+  if (error.path && SERIALIZE_FAILED.test(original?.message ?? error.message)) {
+    // A scalar refused a stored value (an Int beyond 32 bits in old data): that field only. graphql
+    // keeps the scalar's error as the cause; graphql-jit's compiled queries keep only its message.
+    log.warn({ path: error.path }, error.message);
+    return [withCode(error, 'BAD_VALUE')];
   }
   log.error({ err: original ?? error }, 'graphql execution failed');
   // Our own code or the store threw: keep the cause in the log, not in the response.

@@ -1,6 +1,7 @@
 import { type EntityName, entities, entityNames, relationsOf } from '@eggmesh/schema';
 import type { Node, PageArgs, ReadContext } from '../read-context.js';
 import { unifiedNames } from './naming.js';
+import { safeIntScalar } from './safe-int.js';
 import { reachableFrom } from './sdl.js';
 
 /** What every resolver finds in the GraphQL context. */
@@ -10,7 +11,7 @@ export interface ReadGraphContext {
 
 type Args = PageArgs & { readonly id?: string | null; readonly zone?: string | null };
 type Resolver = (parent: Node, args: Args, context: ReadGraphContext) => unknown;
-type Resolvers = Record<string, Record<string, Resolver>>;
+type Resolvers = Record<string, Record<string, Resolver>> & { SafeInt?: typeof safeIntScalar };
 
 function relationResolvers(types: readonly EntityName[]): Resolvers {
   const resolvers: Resolvers = {};
@@ -55,6 +56,7 @@ export function entityResolvers(entity: EntityName): Resolvers {
   return {
     Query: rootResolvers(entity, { single: 'getById', list: 'getAll', filter: (query) => query }),
     ...relationResolvers(reachableFrom(entity)),
+    SafeInt: safeIntScalar,
   };
 }
 
@@ -65,5 +67,5 @@ export function unifiedResolvers(): Resolvers {
     const names = unifiedNames(entity, entities[entity].filters);
     Object.assign(query, rootResolvers(entity, { ...names, filter: (q) => names.filters.get(q) ?? q }));
   }
-  return { Query: query, ...relationResolvers(entityNames) };
+  return { Query: query, ...relationResolvers(entityNames), SafeInt: safeIntScalar };
 }

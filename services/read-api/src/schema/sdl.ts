@@ -8,6 +8,7 @@ import {
   relationsOf,
 } from '@eggmesh/schema';
 import { unifiedNames } from './naming.js';
+import { SAFE_INT_SDL } from './safe-int.js';
 
 /** Paging defaults, written into the schema descriptions. */
 export interface ListLimits {
@@ -32,7 +33,12 @@ const scalarNames: Readonly<Record<string, string>> = {
   boolean: 'Boolean',
 };
 
-/** The GraphQL type of one JSON Schema property: `id` is ID; optional or nullable fields are nullable. */
+/**
+ * The GraphQL type of one JSON Schema property: `id` is ID; optional or nullable fields are nullable.
+ * Integers are Int (entities: the write side keeps them within 32 bits) or SafeInt (projection
+ * counters), and always nullable: a value stored out of range nulls that field only instead of its
+ * whole row, list and response.
+ */
 function fieldType(entity: EntityName, name: string, property: JsonSchema, required: boolean): string {
   if (name === 'id') return 'ID!';
   const members = property.anyOf ?? [property];
@@ -46,6 +52,7 @@ function fieldType(entity: EntityName, name: string, property: JsonSchema, requi
     }
   }
   if (!scalar) throw new Error(`no GraphQL type for ${entity}.${name}`);
+  if (scalar === 'Int') return entities[entity].kind === 'projection' ? 'SafeInt' : 'Int';
   return nullable ? scalar : `${scalar}!`;
 }
 
@@ -124,7 +131,7 @@ export function entitySdl(entity: EntityName, limits: ListLimits): string {
     );
   }
   const types = reachableFrom(entity).map(typeSdl);
-  return `${types.join('\n\n')}\n\ntype Query {\n${fields.join('\n')}\n}\n`;
+  return `${SAFE_INT_SDL}\n\n${types.join('\n\n')}\n\ntype Query {\n${fields.join('\n')}\n}\n`;
 }
 
 /**
@@ -158,5 +165,5 @@ export function unifiedSdl(limits: ListLimits, queryLimits?: QueryLimits): strin
         `The egg economy, read side. A query nests at most ${queryLimits.maxDepth} fields deep and may read about ${queryLimits.maxCost} rows: a root list counts its \`limit\`, a list relation ${queryLimits.listFanOut} rows per parent row, a single relation 1. Send \`x-min-position: <x-log-position of a write>\` to read your own writes.`,
       )}\n`
     : '';
-  return `${types.join('\n\n')}\n\n${about}type Query {\n${fields.join('\n')}\n}\n`;
+  return `${SAFE_INT_SDL}\n\n${types.join('\n\n')}\n\n${about}type Query {\n${fields.join('\n')}\n}\n`;
 }
