@@ -3,6 +3,7 @@ import {
   type EntityReader,
   type PageOptions,
   type ReadOptions,
+  type RelationPageOptions,
   type StoredRecord,
   StoreError,
   storeErrorCodes,
@@ -236,8 +237,13 @@ export class VersionTables {
     entity: EntityName,
     field: string,
     values: readonly string[],
-    options?: ReadOptions,
+    options?: RelationPageOptions,
   ): StoredRecord[] {
+    if (options?.limit !== undefined || options?.after !== undefined) {
+      // Each value's page is one indexed range read (`findBy`'s statement, LIMIT in the SQL).
+      const page = { at: options.at, limit: options.limit ?? Number.MAX_SAFE_INTEGER, after: options.after };
+      return [...new Set(values)].flatMap((value) => this.findBy(entity, field, value, page));
+    }
     if (field === entities[entity].projectionKey) return this.getMany(entity, values, options);
     const s = this.of(entity).field(field);
     const out: StoredRecord[] = [];
@@ -295,7 +301,12 @@ export abstract class VersionTablesReader implements EntityReader {
   async findBy(entity: EntityName, field: string, value: string, options: PageOptions) {
     return this.tables.findBy(entity, field, value, options);
   }
-  async findByAny(entity: EntityName, field: string, values: readonly string[], options?: ReadOptions) {
+  async findByAny(
+    entity: EntityName,
+    field: string,
+    values: readonly string[],
+    options?: RelationPageOptions,
+  ) {
     return this.tables.findByAny(entity, field, values, options);
   }
   async list(entity: EntityName, options: PageOptions) {

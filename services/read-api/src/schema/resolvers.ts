@@ -11,7 +11,9 @@ export interface ReadGraphContext {
 
 type Args = PageArgs & { readonly id?: string | null; readonly zone?: string | null };
 type Resolver = (parent: Node, args: Args, context: ReadGraphContext) => unknown;
-type Resolvers = Record<string, Record<string, Resolver>> & { SafeInt?: typeof safeIntScalar };
+type Resolvers = Record<string, Record<string, Resolver>>;
+/** What mercurius takes: field resolvers per type, and the functions of custom scalars. */
+type SchemaResolvers = Record<string, Record<string, Resolver> | typeof safeIntScalar>;
 
 function relationResolvers(types: readonly EntityName[]): Resolvers {
   const resolvers: Resolvers = {};
@@ -52,7 +54,7 @@ function rootResolvers(entity: EntityName, names: RootNames): Record<string, Res
 }
 
 /** Resolvers of `POST /<entity>/graph`. */
-export function entityResolvers(entity: EntityName): Resolvers {
+export function entityResolvers(entity: EntityName): SchemaResolvers {
   return {
     Query: rootResolvers(entity, { single: 'getById', list: 'getAll', filter: (query) => query }),
     ...relationResolvers(reachableFrom(entity)),
@@ -61,7 +63,7 @@ export function entityResolvers(entity: EntityName): Resolvers {
 }
 
 /** Resolvers of the unified `/graphql`. */
-export function unifiedResolvers(): Resolvers {
+export function unifiedResolvers(): SchemaResolvers {
   const query: Record<string, Resolver> = {};
   for (const entity of entityNames) {
     const names = unifiedNames(entity, entities[entity].filters);
