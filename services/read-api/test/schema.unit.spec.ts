@@ -7,7 +7,9 @@ import { entitySdl, unifiedNames, unifiedSdl } from '../src/index.js';
 const limits = { defaultLimit: 1000, maxLimit: 10_000 };
 
 describe('the unified schema', () => {
-  const schema = buildSchema(unifiedSdl(limits, { maxDepth: 8, maxCost: 5000, listFanOut: 10 }));
+  const schema = buildSchema(
+    unifiedSdl(limits, { maxDepth: 8, maxCost: 5000, maxFields: 2000, maxRows: 100_000 }),
+  );
   const query = schema.getQueryType()!;
 
   it('has these root fields, three kinds per entity', () => {

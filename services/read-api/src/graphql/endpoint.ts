@@ -11,7 +11,7 @@ import {
   waitForPosition,
 } from '../consistency.js';
 import { graphqlError } from '../errors.js';
-import { DEFAULT_LIST_FAN_OUT, estimateCost } from '../limits/cost.js';
+import { estimateCost } from '../limits/cost.js';
 import { checkDocumentSize, nestingFor } from '../limits/document-size.js';
 import { checkShape } from '../limits/shape.js';
 import { ReadContext } from '../read-context.js';
@@ -47,7 +47,8 @@ const operationNameOf = (request: FastifyRequest): string | undefined => {
  */
 export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointOptions): Promise<void> {
   const { store, clock, config } = options;
-  const costModel = { ...config.list, listFanOut: DEFAULT_LIST_FAN_OUT };
+  const costModel = { ...config.list, maxRows: config.graphql.maxRows };
+  const budget = { maxRows: config.graphql.maxRows, maxBytes: config.graphql.maxResponseBytes };
   await scope.register(mercurius, {
     schema: options.schema,
     resolvers: options.resolvers as IResolvers,
@@ -56,7 +57,7 @@ export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointO
     jit: 1,
     graphql: { parseOptions: { maxTokens: config.graphql.maxTokens } },
     errorFormatter: formatErrors as never,
-    context: (): ReadGraphContext => ({ read: new ReadContext(store, clock, config.list) }),
+    context: (): ReadGraphContext => ({ read: new ReadContext(store, clock, config.list, budget) }),
   });
 
   const sizeLimits = {
@@ -88,7 +89,7 @@ export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointO
     if (cost > config.graphql.maxCost) {
       throw graphqlError(
         'COST',
-        `the query may read about ${cost} rows; the limit is ${config.graphql.maxCost} (lists count their limit, list relations ${DEFAULT_LIST_FAN_OUT} per parent): pass a smaller limit or select less`,
+        `the query may read up to ${cost} rows; the limit is ${config.graphql.maxCost} (a list counts its limit, default ${costModel.defaultLimit}; a list relation its limit per parent row): pass smaller limits or select less`,
       );
     }
     if (requested === undefined) return;

@@ -95,12 +95,26 @@ type Execution = ExecutionResult & { readonly errors: readonly GraphQLError[] };
  */
 export function formatErrors(
   execution: Execution,
-  context: { reply?: { log: FastifyBaseLogger }; app: { log: FastifyBaseLogger } },
+  context: {
+    reply?: { log: FastifyBaseLogger };
+    app: { log: FastifyBaseLogger };
+    read?: { readonly exceeded: string | undefined };
+  },
 ): {
   statusCode: number;
   response: { data: ExecutionResult['data'] | null; errors: GraphQLFormattedError[] };
 } {
   const log = context.reply?.log ?? context.app.log;
+  const exceeded = context.read?.exceeded;
+  if (exceeded) {
+    // Over the response budget: refuse the whole answer rather than send a partial one.
+    log.info({ code: graphqlErrors.RESPONSE_TOO_LARGE.code }, exceeded);
+    const { code, status } = graphqlErrors.RESPONSE_TOO_LARGE;
+    return {
+      statusCode: status,
+      response: { data: null, errors: [{ message: exceeded, extensions: { code } }] },
+    };
+  }
   const coded = execution.errors.flatMap((e) => classify(e, log));
   const errors = coded.map(({ error, code }) => {
     const json = error.toJSON();

@@ -20,7 +20,7 @@ function relationResolvers(types: readonly EntityName[]): Resolvers {
   for (const entity of types) {
     const fields: Record<string, Resolver> = {};
     for (const relation of relationsOf(entity)) {
-      fields[relation.field] = (parent, _args, context) => context.read.related(relation, parent);
+      fields[relation.field] = (parent, args, context) => context.read.related(relation, parent, args);
     }
     if (Object.keys(fields).length > 0) resolvers[entities[entity].typeName] = fields;
   }
