@@ -55,6 +55,9 @@ export class ReadContext {
   private fixedNow: number | undefined;
   private rows = 0;
   private bytes = 0;
+  /** Most rows the reads in flight may still return. */
+  private reserved = 0;
+  private waiting: Array<() => void> = [];
   /** Set once the response went over its budget: the whole response is then refused. */
   exceeded: string | undefined;
 
@@ -65,12 +68,38 @@ export class ReadContext {
     private readonly budget: ResponseBudget = { maxRows: Infinity, maxBytes: Infinity },
   ) {
     this.loader = new RelationLoader(store, {
-      remaining: () => Math.max(0, this.budget.maxRows - this.rows),
+      remaining: () => Math.max(0, this.budget.maxRows - this.rows - this.reserved),
+      read: (bound, run) => this.read(bound, run, (rows) => rows),
       refuse: () => {
         this.exceeded ??= this.tooManyRows();
         return graphqlError('RESPONSE_TOO_LARGE', this.exceeded);
       },
     });
+  }
+
+  /**
+   * Runs one store read that returns at most `bound` rows, then `use` on its result (which counts the
+   * rows) before the next waiting read may start. SQLite answers synchronously, so sibling fields
+   * would all read before any counted its rows: a read that might not fit beside those in flight
+   * first waits for them, and none starts once the response is over budget.
+   */
+  private async read<T, R>(bound: number, run: () => Promise<T>, use: (result: T) => R): Promise<R> {
+    this.checkBudget();
+    while (this.reserved > 0 && this.rows + this.reserved + bound > this.budget.maxRows) {
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      this.checkBudget();
+    }
+    this.reserved += bound;
+    try {
+      return use(await run());
+    } finally {
+      this.reserved -= bound;
+      if (this.reserved === 0 && this.waiting.length > 0) {
+        const waiting = this.waiting;
+        this.waiting = [];
+        for (const wake of waiting) wake();
+      }
+    }
   }
 
   private tooManyRows(): string {
@@ -108,27 +137,38 @@ export class ReadContext {
     return node;
   }
 
+  /** Rows as nodes, counted into the response. */
+  private nodes(entity: EntityName, records: readonly StoredRecord[], at: number | undefined): Node[] {
+    const nodes = records.map((r) => this.node(entity, r, at));
+    this.take(nodes);
+    return nodes;
+  }
+
   async byId(
     entity: EntityName,
     id: string | null | undefined,
     at: number | null | undefined,
   ): Promise<Node | null> {
     if (id == null) return null;
-    this.checkBudget();
-    const record = await this.store.get(entity, id, { at: at ?? undefined });
-    if (!record) return null;
-    const node = this.node(entity, record, at ?? undefined);
-    this.take([node]);
-    return node;
+    return this.read(
+      1,
+      () => this.store.get(entity, id, { at: at ?? undefined }),
+      (record) => {
+        if (!record) return null;
+        const node = this.node(entity, record, at ?? undefined);
+        this.take([node]);
+        return node;
+      },
+    );
   }
 
   async all(entity: EntityName, args: PageArgs): Promise<Node[]> {
     const options = this.page(args);
-    this.checkBudget();
-    const records = await this.store.list(entity, options);
-    const nodes = records.map((r) => this.node(entity, r, options.at));
-    this.take(nodes);
-    return nodes;
+    return this.read(
+      options.limit,
+      () => this.store.list(entity, options),
+      (records) => this.nodes(entity, records, options.at),
+    );
   }
 
   async filter(
@@ -139,11 +179,11 @@ export class ReadContext {
   ): Promise<Node[]> {
     const options = this.page(args);
     if (value == null) return [];
-    this.checkBudget();
-    const records = await this.store.findBy(entity, field, value, options);
-    const nodes = records.map((r) => this.node(entity, r, options.at));
-    this.take(nodes);
-    return nodes;
+    return this.read(
+      options.limit,
+      () => this.store.findBy(entity, field, value, options),
+      (records) => this.nodes(entity, records, options.at),
+    );
   }
 
   /**
@@ -164,9 +204,7 @@ export class ReadContext {
     }
     const { limit, after } = this.page(args);
     const records = await this.loader.load(relation.target, relation.targetField, key, at, { limit, after });
-    const nodes = records.map((r) => this.node(relation.target, r, at));
-    this.take(nodes);
-    return nodes;
+    return this.nodes(relation.target, records, at);
   }
 
   private page(args: PageArgs): PageOptions {

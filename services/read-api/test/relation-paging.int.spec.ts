@@ -145,9 +145,11 @@ describe('a relation under many parents reads no more than the response can carr
         new Proxy(store, {
           get(target, property, receiver) {
             const value = Reflect.get(target, property, receiver);
-            if (property !== 'findByAny') return typeof value === 'function' ? value.bind(target) : value;
-            return async (...args: Parameters<typeof target.findByAny>) => {
-              const rows = await target.findByAny(...args);
+            if (property !== 'findByAny' && property !== 'list') {
+              return typeof value === 'function' ? value.bind(target) : value;
+            }
+            return async (...args: unknown[]) => {
+              const rows = (await value.apply(target, args)) as unknown[];
               rowsRead += rows.length;
               return rows;
             };
@@ -163,14 +165,23 @@ describe('a relation under many parents reads no more than the response can carr
     const r = await gql(f.app, '/graphql', '{ hens { layReports(limit: 5) { id } } }');
     expect(r.status).toBe(400);
     expect(r.body.errors[0].extensions.code).toBe('EGGMESH_GRAPHQL_RESPONSE_TOO_LARGE');
-    // Two hens leave room for 2 rows: one hen's page (5 rows) is read, the other never is.
-    expect(rowsRead).toBe(5);
+    // The two hens (2 rows) leave room for 2: one hen's page (5 rows) is read, the other never is.
+    expect(rowsRead).toBe(2 + 5);
+  });
+
+  it('stops reading sibling root lists once the rows read pass the cap', async () => {
+    rowsRead = 0;
+    const aliases = Array.from({ length: 10 }, (_, i) => `a${i}: hens { id }`).join(' ');
+    const r = await gql(f.app, '/graphql', `{ ${aliases} }`);
+    expect(r.body.errors[0].extensions.code).toBe('EGGMESH_GRAPHQL_RESPONSE_TOO_LARGE');
+    // Two rows per alias, four allowed: the third alias overruns, the other seven never read.
+    expect(rowsRead).toBe(6);
   });
 
   it('reads in one call when the page fits', async () => {
     rowsRead = 0;
     const r = await gql(f.app, '/graphql', '{ hens { layReports(limit: 1) { id } } }');
     expect(r.status).toBe(200);
-    expect(rowsRead).toBe(2);
+    expect(rowsRead).toBe(2 + 2);
   });
 });

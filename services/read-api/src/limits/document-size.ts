@@ -10,8 +10,6 @@ export interface SizeLimits {
 /** Bracket nesting allowed for a depth limit: fields, arguments and list/object values nest brackets. */
 export const nestingFor = (maxDepth: number): number => Math.max(64, 4 * maxDepth);
 
-const OPEN = new Set([123, 40, 91]); // { ( [
-const CLOSE = new Set([125, 41, 93]); // } ) ]
 const QUOTE = 34;
 const BACKSLASH = 92;
 const HASH = 35;
@@ -38,14 +36,15 @@ export function checkDocumentSize(source: string, limits: SizeLimits): void {
   const n = source.length;
   for (let i = 0; i < n; i++) {
     const c = source.charCodeAt(i);
-    if (OPEN.has(c)) {
+    // { ( [ open, } ) ] close.
+    if (c === 123 || c === 40 || c === 91) {
       if (++depth > limits.maxNesting) {
         throw graphqlError(
           'TOO_LARGE',
           `the query document nests brackets more than ${limits.maxNesting} deep`,
         );
       }
-    } else if (CLOSE.has(c)) {
+    } else if (c === 125 || c === 41 || c === 93) {
       depth--;
     } else if (c === HASH) {
       while (i + 1 < n && source.charCodeAt(i + 1) !== NEWLINE && source.charCodeAt(i + 1) !== RETURN) i++;

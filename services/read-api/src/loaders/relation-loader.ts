@@ -13,6 +13,8 @@ export interface KeyPage {
 export interface LoadBudget {
   /** Rows the response may still take. */
   remaining(): number;
+  /** Runs a store read of at most `bound` rows once it fits the budget beside the reads in flight. */
+  read<T>(bound: number, run: () => Promise<T>): Promise<T>;
   /** Marks the response as over budget; returns the error to fail the waiting fields with. */
   refuse(): Error;
 }
@@ -88,7 +90,7 @@ export class RelationLoader {
     try {
       const rows =
         batch.field === 'id'
-          ? await this.store.getMany(batch.target, values, options)
+          ? await this.gate(values.length, () => this.store.getMany(batch.target, values, options))
           : await this.findPaged(batch, values, options);
       const groups = new Map<string, StoredRecord[]>();
       for (const row of rows) {
@@ -109,6 +111,10 @@ export class RelationLoader {
     }
   }
 
+  private gate<T>(bound: number, run: () => Promise<T>): Promise<T> {
+    return this.budget ? this.budget.read(bound, run) : run();
+  }
+
   /**
    * `findByAny`, in one call when the page times the keys fits the response's remaining budget, else
    * in chunks that each fit, stopping as soon as the rows read overrun it: a relation under many
@@ -122,10 +128,12 @@ export class RelationLoader {
     const remaining = this.budget?.remaining() ?? Number.POSITIVE_INFINITY;
     const perKey = batch.page?.limit ?? Number.POSITIVE_INFINITY;
     const chunk = Math.max(1, Math.floor(remaining / perKey));
-    if (values.length <= chunk) return this.store.findByAny(batch.target, batch.field, values, options);
+    const find = (keys: string[]) =>
+      this.gate(keys.length * perKey, () => this.store.findByAny(batch.target, batch.field, keys, options));
+    if (values.length <= chunk) return find(values);
     const rows: StoredRecord[] = [];
     for (let i = 0; i < values.length; i += chunk) {
-      const part = await this.store.findByAny(batch.target, batch.field, values.slice(i, i + chunk), options);
+      const part = await find(values.slice(i, i + chunk));
       for (const row of part) rows.push(row);
       if (rows.length > remaining && this.budget) throw this.budget.refuse();
     }
