@@ -1,8 +1,17 @@
 // graphql's CommonJS build, as the app loads it (see src/graphql/runtime.ts).
-import { buildSchema, type GraphQLError, getIntrospectionQuery, parse } from 'graphql/index.js';
+import type { EntityName } from '@eggmesh/schema';
+import { buildSchema, type GraphQLError, getIntrospectionQuery, parse, validate } from 'graphql/index.js';
 import { describe, expect, it } from 'vitest';
+import { queries as perfQueries } from '../../../perf/src/scenarios/queries.js';
 import { isJson } from '../src/graphql/json-source.js';
-import { checkDocumentSize, checkShape, documentShapes, estimateCost, unifiedSdl } from '../src/index.js';
+import {
+  checkDocumentSize,
+  checkShape,
+  documentShapes,
+  entitySdl,
+  estimateCost,
+  unifiedSdl,
+} from '../src/index.js';
 
 const schema = buildSchema(unifiedSdl({ defaultLimit: 1000, maxLimit: 10_000 }));
 const model = { defaultLimit: 1000, maxLimit: 10_000 };
@@ -169,5 +178,33 @@ describe('checkDocumentSize', () => {
   it('measures bytes, not characters', () => {
     expect(code(`{ a(x: "${'é'.repeat(90)}") }`)).toBeUndefined();
     expect(code(`{ a(x: "${'é'.repeat(100)}") }`)).toBe('EGGMESH_GRAPHQL_TOO_LARGE');
+  });
+});
+
+describe('the queries the perf scenarios send stay well within the default limits', () => {
+  // perf/src/scenarios/queries.ts: MeshQL-shaped documents, sent to the endpoint of the entity they
+  // start from (the names say which).
+  const entityOf = (name: string): EntityName => {
+    if (name.startsWith('farmOutput')) return 'farm_output';
+    if (name.startsWith('inventory')) return 'container_inventory';
+    if (name.startsWith('henProductivity')) return 'hen_productivity';
+    if (name.startsWith('coops')) return 'coop';
+    if (name.startsWith('hens')) return 'hen';
+    if (name.startsWith('hen')) return 'hen';
+    if (name.startsWith('container')) return 'container';
+    return 'farm';
+  };
+  const defaults = { defaultLimit: 1000, maxLimit: 10_000, maxRows: 100_000 };
+
+  it.each(Object.entries(perfQueries))('%s', (name, query) => {
+    const endpoint = buildSchema(entitySdl(entityOf(name), defaults));
+    const document = parse(query);
+    expect(validate(endpoint, document)).toEqual([]);
+    const [operation] = documentShapes(document).operations;
+    expect(operation?.shape.fields).toBeLessThan(2000 / 50);
+    expect(operation?.shape.depth).toBeLessThanOrEqual(4);
+    expect(estimateCost(endpoint, document, undefined, { limit: 1000 }, defaults)).toBeLessThan(
+      2_000_000 / 10,
+    );
   });
 });
