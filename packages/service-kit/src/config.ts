@@ -27,6 +27,11 @@ export const configSchema = z.object({
   EGGMESH_MIN_POSITION_WAIT_MS: z.coerce.number().int().min(0).default(5000),
   EGGMESH_GRAPHQL_MAX_DEPTH: positive(8),
   EGGMESH_GRAPHQL_MAX_COST: positive(2_000_000),
+  EGGMESH_GRAPHQL_MAX_FIELDS: positive(2000),
+  EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES: positive(32_768),
+  EGGMESH_GRAPHQL_MAX_TOKENS: positive(5000),
+  EGGMESH_GRAPHQL_MAX_ROWS: positive(100_000),
+  EGGMESH_GRAPHQL_MAX_RESPONSE_BYTES: positive(33_554_432),
   EGGMESH_PROJECTOR_BATCH: positive(2000),
   EGGMESH_PROJECTOR_IDLE_POLL_MS: positive(1000),
   EGGMESH_SHUTDOWN_TIMEOUT_MS: positive(10_000),
@@ -72,7 +77,20 @@ export interface Config {
   /** Event timestamps later than the server time + this are refused (ms). */
   readonly maxFutureMs: number;
   readonly minPositionWaitMs: number;
-  readonly graphql: { readonly maxDepth: number; readonly maxCost: number };
+  readonly graphql: {
+    readonly maxDepth: number;
+    readonly maxCost: number;
+    /** Most fields an operation may select once its fragments are expanded (aliases count each). */
+    readonly maxFields: number;
+    /** Longest query document accepted, in UTF-8 bytes. */
+    readonly maxDocumentBytes: number;
+    /** Most lexical tokens in a query document. */
+    readonly maxTokens: number;
+    /** Most rows one response may carry (every root and relation row counts). */
+    readonly maxRows: number;
+    /** Most bytes (estimated from the rows read) one response may carry. */
+    readonly maxResponseBytes: number;
+  };
   readonly projector: { readonly batchSize: number; readonly idlePollMs: number };
   readonly shutdownTimeoutMs: number;
   /** What every HTTP server accepts from its clients (serve() applies these). */
@@ -174,7 +192,15 @@ function parseConfig(env: Record<string, string | undefined>): Config {
     bulkMaxItems: c.EGGMESH_BULK_MAX_ITEMS,
     maxFutureMs: c.EGGMESH_MAX_FUTURE_MS,
     minPositionWaitMs: c.EGGMESH_MIN_POSITION_WAIT_MS,
-    graphql: Object.freeze({ maxDepth: c.EGGMESH_GRAPHQL_MAX_DEPTH, maxCost: c.EGGMESH_GRAPHQL_MAX_COST }),
+    graphql: Object.freeze({
+      maxDepth: c.EGGMESH_GRAPHQL_MAX_DEPTH,
+      maxCost: c.EGGMESH_GRAPHQL_MAX_COST,
+      maxFields: c.EGGMESH_GRAPHQL_MAX_FIELDS,
+      maxDocumentBytes: c.EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES,
+      maxTokens: c.EGGMESH_GRAPHQL_MAX_TOKENS,
+      maxRows: c.EGGMESH_GRAPHQL_MAX_ROWS,
+      maxResponseBytes: c.EGGMESH_GRAPHQL_MAX_RESPONSE_BYTES,
+    }),
     projector: Object.freeze({
       batchSize: c.EGGMESH_PROJECTOR_BATCH,
       idlePollMs: c.EGGMESH_PROJECTOR_IDLE_POLL_MS,

@@ -3,6 +3,7 @@ import {
   type EntityReader,
   type PageOptions,
   type ReadOptions,
+  type RelationPageOptions,
   type StoredRecord,
   StoreError,
   storeErrorCodes,
@@ -126,8 +127,17 @@ export class MongoEntityReader implements EntityReader {
     entity: EntityName,
     field: string,
     values: readonly string[],
-    options?: ReadOptions,
+    options?: RelationPageOptions,
   ): Promise<StoredRecord[]> {
+    const limit = options?.limit;
+    if (limit !== undefined || options?.after !== undefined) {
+      // Paged per value: each value's first rows in id order. One query per distinct value (the test server
+      // has no $setWindowFields/$topN to page inside one aggregation).
+      const page = { limit: limit ?? Number.MAX_SAFE_INTEGER, after: options?.after, at: options?.at };
+      return Promise.all([...new Set(values)].map((value) => this.findBy(entity, field, value, page))).then(
+        (pages) => pages.flat(),
+      );
+    }
     return translated(async () => {
       const { versions, current } = this.collections(entity);
       const path = this.field(entity, field);

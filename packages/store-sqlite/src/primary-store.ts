@@ -55,7 +55,7 @@ function readLogSql(): string {
       .join(' ')} END`;
   return `SELECT l.position, l.entity, l.entity_id, l.op, ${payloadOf('version')} AS payload,
     ${payloadOf('previous_version')} AS previous, l.created_at
-    FROM event_log l WHERE l.position > ? ORDER BY l.position LIMIT ?`;
+    FROM event_log l WHERE l.position > ? ORDER BY l.position LIMIT CAST(? AS INTEGER)`;
 }
 
 const hasColumn = (db: SqliteDatabase, table: string, column: string): boolean =>

@@ -8,6 +8,7 @@ import {
   type ProjectionStore,
   type ProjectionWrite,
   type ReadOptions,
+  type RelationPageOptions,
   type StoredRecord,
   StoreError,
   storeErrorCodes,
@@ -300,7 +301,7 @@ export class ProjectionReader {
     entity: EntityName,
     field: string,
     values: readonly string[],
-    options?: ReadOptions,
+    options?: RelationPageOptions,
   ): StoredRecord[] {
     return this.refresh()?.findByAny(entity, field, values, options) ?? [];
   }

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { type EntityName, entities } from '@eggmesh/schema';
-import type { EntityReader, PageOptions, ReadOptions } from '@eggmesh/store';
+import type { EntityReader, PageOptions, ReadOptions, RelationPageOptions } from '@eggmesh/store';
 import { SqlitePrimaryStore } from './primary-store.js';
 import { ProjectionReader } from './projection-store.js';
 
@@ -42,7 +42,12 @@ export class SqliteReadStore implements EntityReader {
   async findBy(entity: EntityName, field: string, value: string, options: PageOptions) {
     return this.source(entity).findBy(entity, field, value, options);
   }
-  async findByAny(entity: EntityName, field: string, values: readonly string[], options?: ReadOptions) {
+  async findByAny(
+    entity: EntityName,
+    field: string,
+    values: readonly string[],
+    options?: RelationPageOptions,
+  ) {
     return this.source(entity).findByAny(entity, field, values, options);
   }
   async list(entity: EntityName, options: PageOptions) {

@@ -3,6 +3,7 @@ import {
   type EntityReader,
   type PageOptions,
   type ReadOptions,
+  type RelationPageOptions,
   type StoredRecord,
   StoreError,
   storeErrorCodes,
@@ -126,11 +127,13 @@ class EntityTables {
     this.latest = db.prepare(
       `SELECT seq, id, created_at, deleted, payload FROM ${versions} WHERE id = ? ORDER BY created_at DESC LIMIT 1`,
     );
-    this.listCurrent = db.prepare(`${this.currentFrom} WHERE c.id > @after ORDER BY c.id LIMIT @limit`);
+    this.listCurrent = db.prepare(
+      `${this.currentFrom} WHERE c.id > @after ORDER BY c.id LIMIT CAST(@limit AS INTEGER)`,
+    );
     this.listAt = db.prepare(
       `SELECT v.id, v.created_at, v.payload FROM ${versions} v
        WHERE v.id > @after AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
-       ORDER BY v.id LIMIT @limit`,
+       ORDER BY v.id LIMIT CAST(@limit AS INTEGER)`,
     );
     if (writable) {
       this.insertVersion = db.prepare(
@@ -176,12 +179,13 @@ class EntityTables {
     const newestAt = `v.created_at = (SELECT max(w.created_at) FROM ${versions} w WHERE w.id = v.id AND w.created_at <= @at)`;
     statements = {
       current: this.db.prepare(
-        `${this.currentFrom} WHERE c.${col} = @value AND c.id > @after ORDER BY c.id LIMIT @limit`,
+        // CAST: a LIMIT bound straight from a JS number runs about 3× slower per call (measured).
+        `${this.currentFrom} WHERE c.${col} = @value AND c.id > @after ORDER BY c.id LIMIT CAST(@limit AS INTEGER)`,
       ),
       at: this.db.prepare(
         `SELECT v.id, v.created_at, v.payload FROM ${versions} v
          WHERE v.${col} = @value AND v.id > @after AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
-         ORDER BY v.id LIMIT @limit`,
+         ORDER BY v.id LIMIT CAST(@limit AS INTEGER)`,
       ),
       currentAll: this.db.prepare(`${this.currentFrom} WHERE c.${col} = ? ORDER BY c.id`),
       atAll: this.db.prepare(
@@ -265,8 +269,13 @@ export class VersionTables {
     entity: EntityName,
     field: string,
     values: readonly string[],
-    options?: ReadOptions,
+    options?: RelationPageOptions,
   ): StoredRecord[] {
+    if (options?.limit !== undefined || options?.after !== undefined) {
+      // Each value's page is one indexed range read (`findBy`'s statement, LIMIT in the SQL).
+      const page = { at: options.at, limit: options.limit ?? Number.MAX_SAFE_INTEGER, after: options.after };
+      return [...new Set(values)].flatMap((value) => this.findBy(entity, field, value, page));
+    }
     if (field === entities[entity].projectionKey) return this.getMany(entity, values, options);
     const s = this.of(entity).field(field);
     const out: StoredRecord[] = [];
@@ -332,7 +341,12 @@ export abstract class VersionTablesReader implements EntityReader {
   async findBy(entity: EntityName, field: string, value: string, options: PageOptions) {
     return this.tables.findBy(entity, field, value, options);
   }
-  async findByAny(entity: EntityName, field: string, values: readonly string[], options?: ReadOptions) {
+  async findByAny(
+    entity: EntityName,
+    field: string,
+    values: readonly string[],
+    options?: RelationPageOptions,
+  ) {
     return this.tables.findByAny(entity, field, values, options);
   }
   async list(entity: EntityName, options: PageOptions) {

@@ -15,6 +15,7 @@ export type {
   PageOptions,
   PrimaryStore,
   ReadOptions,
+  RelationPageOptions,
   StoredRecord,
   WriteOperation,
 } from './types.js';

@@ -60,6 +60,14 @@ export interface PageOptions extends ReadOptions {
   readonly after?: string | undefined;
 }
 
+/** Paging of a batched `findByAny`, applied to each value on its own (relation fields). */
+export interface RelationPageOptions extends ReadOptions {
+  /** At most this many rows per value, the first in id order; all of them when absent. */
+  readonly limit?: number | undefined;
+  /** Only rows whose id sorts after this one (the same cursor for every value). */
+  readonly after?: string | undefined;
+}
+
 /** Reads entities; every method hides deleted ones. */
 export interface EntityReader {
   get(entity: EntityName, id: string, options?: ReadOptions): Promise<StoredRecord | null>;
@@ -67,12 +75,15 @@ export interface EntityReader {
   getMany(entity: EntityName, ids: readonly string[], options?: ReadOptions): Promise<StoredRecord[]>;
   /** Rows whose indexed `field` equals `value`, ordered by id. */
   findBy(entity: EntityName, field: string, value: string, options: PageOptions): Promise<StoredRecord[]>;
-  /** Batched `findBy` over many values without paging (relation loaders). */
+  /**
+   * Batched `findBy` over many values (relation loaders), in no particular order across values;
+   * `limit` and `after` page each value's rows on their own.
+   */
   findByAny(
     entity: EntityName,
     field: string,
     values: readonly string[],
-    options?: ReadOptions,
+    options?: RelationPageOptions,
   ): Promise<StoredRecord[]>;
   /** All live rows, ordered by id. */
   list(entity: EntityName, options: PageOptions): Promise<StoredRecord[]>;

@@ -9,7 +9,6 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { httpErrors } from './errors.js';
 import { graphqlEndpoint, type ReadStore } from './graphql/endpoint.js';
-import { DEFAULT_LIST_FAN_OUT } from './limits/cost.js';
 import { entityResolvers, unifiedResolvers } from './schema/resolvers.js';
 import { entitySdl, unifiedSdl } from './schema/sdl.js';
 
@@ -76,7 +75,7 @@ export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): 
   app.register(async (scope) =>
     graphqlEndpoint(scope, {
       path: '/graphql',
-      schema: unifiedSdl(config.list, { ...config.graphql, listFanOut: DEFAULT_LIST_FAN_OUT }),
+      schema: unifiedSdl(config.list, config.graphql),
       resolvers: unifiedResolvers(),
       graphiql: true,
       store,

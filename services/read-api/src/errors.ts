@@ -27,10 +27,28 @@ export const graphqlErrors = {
     status: 400,
     summary: 'the query nests deeper than the depth limit',
   },
+  TOO_LARGE: {
+    code: 'EGGMESH_GRAPHQL_TOO_LARGE',
+    status: 400,
+    summary:
+      'the query document is longer than `EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES`, has more than `EGGMESH_GRAPHQL_MAX_TOKENS` tokens, or nests brackets too deep; refused before parsing',
+  },
+  TOO_MANY_FIELDS: {
+    code: 'EGGMESH_GRAPHQL_TOO_MANY_FIELDS',
+    status: 400,
+    summary:
+      'an operation or fragment selects more than `EGGMESH_GRAPHQL_MAX_FIELDS` fields once its fragments are expanded',
+  },
   COST: {
     code: 'EGGMESH_GRAPHQL_COST',
     status: 400,
     summary: 'the estimated number of rows exceeds the cost limit',
+  },
+  RESPONSE_TOO_LARGE: {
+    code: 'EGGMESH_GRAPHQL_RESPONSE_TOO_LARGE',
+    status: 400,
+    summary:
+      'the answer would carry more than `EGGMESH_GRAPHQL_MAX_ROWS` rows or `EGGMESH_GRAPHQL_MAX_RESPONSE_BYTES` bytes; page with `limit`/`after`',
   },
   BAD_MIN_POSITION: {
     code: 'EGGMESH_GRAPHQL_BAD_MIN_POSITION',
@@ -41,6 +59,12 @@ export const graphqlErrors = {
     code: 'EGGMESH_GRAPHQL_BAD_ARGUMENT',
     status: 400,
     summary: 'an argument value is out of range (e.g. `limit` below 1)',
+  },
+  BAD_VALUE: {
+    code: 'EGGMESH_GRAPHQL_BAD_VALUE',
+    status: 500,
+    summary:
+      'a stored value does not fit its GraphQL type (an Int beyond 32 bits, a SafeInt beyond 2^53): that field is null, the rest of the response answers 200',
   },
   INTERNAL: {
     code: 'INTERNAL_SERVER_ERROR',

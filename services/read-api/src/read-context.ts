@@ -18,17 +18,110 @@ export interface PageArgs {
   readonly after?: string | null;
 }
 
-/** Per-request reading state: the store, one relation loader and one `now` for the whole tree. */
+/** The arguments of a list relation field. */
+export interface RelationArgs {
+  readonly limit?: number | null;
+  readonly after?: string | null;
+}
+
+/** What one response may carry. */
+export interface ResponseBudget {
+  readonly maxRows: number;
+  readonly maxBytes: number;
+}
+
+/** About what a value adds to a JSON response; cheap, it never serializes. */
+function approxBytes(value: unknown): number {
+  switch (typeof value) {
+    case 'string':
+      return value.length + 3;
+    case 'number':
+      return 12;
+    case 'boolean':
+      return 6;
+    case 'object':
+      return value === null ? 5 : JSON.stringify(value).length + 1;
+    default:
+      return 0;
+  }
+}
+
+/**
+ * Per-request reading state: the store, one relation loader, one `now` for the whole tree, and the
+ * rows and bytes the response has taken so far.
+ */
 export class ReadContext {
   private readonly loader: RelationLoader;
   private fixedNow: number | undefined;
+  private rows = 0;
+  private bytes = 0;
+  /** Most rows the reads in flight may still return. */
+  private reserved = 0;
+  private waiting: Array<() => void> = [];
+  /** Set once the response went over its budget: the whole response is then refused. */
+  exceeded: string | undefined;
 
   constructor(
     private readonly store: EntityReader,
     private readonly clock: () => number,
     private readonly limits: ListLimits,
+    private readonly budget: ResponseBudget = { maxRows: Infinity, maxBytes: Infinity },
   ) {
-    this.loader = new RelationLoader(store);
+    this.loader = new RelationLoader(store, {
+      remaining: () => Math.max(0, this.budget.maxRows - this.rows - this.reserved),
+      read: (bound, run) => this.read(bound, run, (rows) => rows),
+      refuse: () => {
+        this.exceeded ??= this.tooManyRows();
+        return graphqlError('RESPONSE_TOO_LARGE', this.exceeded);
+      },
+    });
+  }
+
+  /**
+   * Runs one store read that returns at most `bound` rows, then `use` on its result (which counts the
+   * rows) before the next waiting read may start. SQLite answers synchronously, so sibling fields
+   * would all read before any counted its rows: a read that might not fit beside those in flight
+   * first waits for them, and none starts once the response is over budget.
+   */
+  private async read<T, R>(bound: number, run: () => Promise<T>, use: (result: T) => R): Promise<R> {
+    this.checkBudget();
+    while (this.reserved > 0 && this.rows + this.reserved + bound > this.budget.maxRows) {
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      this.checkBudget();
+    }
+    this.reserved += bound;
+    try {
+      return use(await run());
+    } finally {
+      this.reserved -= bound;
+      if (this.reserved === 0 && this.waiting.length > 0) {
+        const waiting = this.waiting;
+        this.waiting = [];
+        for (const wake of waiting) wake();
+      }
+    }
+  }
+
+  private tooManyRows(): string {
+    return `the response would carry more than ${this.budget.maxRows} rows: page with limit/after or select less`;
+  }
+
+  /** Refuses further reads once over budget: nothing more is read for a response that will not be sent. */
+  private checkBudget(): void {
+    if (this.exceeded) throw graphqlError('RESPONSE_TOO_LARGE', this.exceeded);
+  }
+
+  /** Counts rows going into the response; past the budget, marks it and stops. */
+  private take(nodes: readonly Node[]): void {
+    this.rows += nodes.length;
+    for (const node of nodes) for (const key in node) this.bytes += key.length + 3 + approxBytes(node[key]);
+    const { maxRows, maxBytes } = this.budget;
+    if (this.rows > maxRows) {
+      this.exceeded = this.tooManyRows();
+    } else if (this.bytes > maxBytes) {
+      this.exceeded = `the response would carry more than ${maxBytes} bytes of rows: page with limit/after or select less`;
+    }
+    this.checkBudget();
   }
 
   /** The reference time of projection windows when the query has no `at`: read once per request. */
@@ -44,20 +137,38 @@ export class ReadContext {
     return node;
   }
 
+  /** Rows as nodes, counted into the response. */
+  private nodes(entity: EntityName, records: readonly StoredRecord[], at: number | undefined): Node[] {
+    const nodes = records.map((r) => this.node(entity, r, at));
+    this.take(nodes);
+    return nodes;
+  }
+
   async byId(
     entity: EntityName,
     id: string | null | undefined,
     at: number | null | undefined,
   ): Promise<Node | null> {
     if (id == null) return null;
-    const record = await this.store.get(entity, id, { at: at ?? undefined });
-    return record ? this.node(entity, record, at ?? undefined) : null;
+    return this.read(
+      1,
+      () => this.store.get(entity, id, { at: at ?? undefined }),
+      (record) => {
+        if (!record) return null;
+        const node = this.node(entity, record, at ?? undefined);
+        this.take([node]);
+        return node;
+      },
+    );
   }
 
   async all(entity: EntityName, args: PageArgs): Promise<Node[]> {
     const options = this.page(args);
-    const records = await this.store.list(entity, options);
-    return records.map((r) => this.node(entity, r, options.at));
+    return this.read(
+      options.limit,
+      () => this.store.list(entity, options),
+      (records) => this.nodes(entity, records, options.at),
+    );
   }
 
   async filter(
@@ -68,21 +179,32 @@ export class ReadContext {
   ): Promise<Node[]> {
     const options = this.page(args);
     if (value == null) return [];
-    const records = await this.store.findBy(entity, field, value, options);
-    return records.map((r) => this.node(entity, r, options.at));
+    return this.read(
+      options.limit,
+      () => this.store.findBy(entity, field, value, options),
+      (records) => this.nodes(entity, records, options.at),
+    );
   }
 
-  /** A relation field of `parent`: null or [] when nothing matches, never an error. */
-  async related(relation: Relation, parent: Node): Promise<Node | Node[] | null> {
+  /**
+   * A relation field of `parent`: null or [] when nothing matches, never an error. A list relation
+   * reads one page per parent (`limit`, default and cap as for root lists, after `after`).
+   */
+  async related(relation: Relation, parent: Node, args: RelationArgs = {}): Promise<Node | Node[] | null> {
     const key = parent[relation.parentField];
     const at = parent[AT];
     if (typeof key !== 'string') return relation.kind === 'single' ? null : [];
-    const records = await this.loader.load(relation.target, relation.targetField, key, at);
+    this.checkBudget();
     if (relation.kind === 'single') {
-      const record = records[0];
-      return record ? this.node(relation.target, record, at) : null;
+      const record = (await this.loader.load(relation.target, relation.targetField, key, at))[0];
+      if (!record) return null;
+      const node = this.node(relation.target, record, at);
+      this.take([node]);
+      return node;
     }
-    return records.map((r) => this.node(relation.target, r, at));
+    const { limit, after } = this.page(args);
+    const records = await this.loader.load(relation.target, relation.targetField, key, at, { limit, after });
+    return this.nodes(relation.target, records, at);
   }
 
   private page(args: PageArgs): PageOptions {

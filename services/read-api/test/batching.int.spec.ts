@@ -41,7 +41,7 @@ const REPORTS_PER_HEN = 2;
 
 let f: Fixture;
 beforeAll(async () => {
-  f = await fixture({ wrap: counting, env: { EGGMESH_GRAPHQL_MAX_COST: '100000' } });
+  f = await fixture({ wrap: counting });
   const ops: WriteOperation[] = [];
   let coop = 0;
   let hen = 0;

@@ -146,6 +146,38 @@ export function runPrimaryStoreContract(name: string, harness: ContractHarness):
       expect(ids(anyAt)).toEqual([c.id, other.id].sort());
     });
 
+    it('pages findByAny per value: the first `limit` rows of each value in id order, after a cursor', async () => {
+      const f1 = randomUUID();
+      const f2 = randomUUID();
+      const ops = [
+        ...Array.from({ length: 5 }, () => create('coop', coop(f1))),
+        ...Array.from({ length: 2 }, () => create('coop', coop(f2))),
+      ];
+      await store.commit(ops);
+      const t = now;
+      now += 10;
+      await store.commit([create('coop', coop(f1))]);
+      const of = (farmId: string) =>
+        ops
+          .filter((o) => o.payload.farm_id === farmId)
+          .map((o) => o.id)
+          .sort();
+      const byFarm = (rows: { id: string; payload: Record<string, unknown> }[], farmId: string) =>
+        rows
+          .filter((r) => r.payload.farm_id === farmId)
+          .map((r) => r.id)
+          .sort();
+      const page = await store.findByAny('coop', 'farm_id', [f1, f2, f1], { limit: 3, at: t });
+      expect(byFarm(page, f1)).toEqual(of(f1).slice(0, 3));
+      expect(byFarm(page, f2)).toEqual(of(f2));
+      expect(page).toHaveLength(5);
+      const next = await store.findByAny('coop', 'farm_id', [f1, f2], { limit: 3, at: t, after: of(f1)[2] });
+      expect(byFarm(next, f1)).toEqual(of(f1).slice(3));
+      expect(byFarm(next, f2)).toEqual(of(f2).filter((id) => id > of(f1)[2]!));
+      expect(await store.findByAny('coop', 'farm_id', [f1], { limit: 100 })).toHaveLength(6);
+      expect(await store.findByAny('coop', 'farm_id', [f1], { limit: 1 })).toHaveLength(1);
+    });
+
     it('refuses to filter on a field that is not indexed', async () => {
       const failure = await Promise.resolve()
         .then(() => store.findBy('farm', 'name', 'x', { limit: 1 }))

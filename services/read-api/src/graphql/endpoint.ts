@@ -11,8 +11,9 @@ import {
   waitForPosition,
 } from '../consistency.js';
 import { graphqlError } from '../errors.js';
-import { DEFAULT_LIST_FAN_OUT, estimateCost } from '../limits/cost.js';
-import { depthLimitRule } from '../limits/depth-rule.js';
+import { estimateCost } from '../limits/cost.js';
+import { checkDocumentSize, nestingFor } from '../limits/document-size.js';
+import { checkShape } from '../limits/shape.js';
 import { ReadContext } from '../read-context.js';
 import type { ReadGraphContext } from '../schema/resolvers.js';
 import { formatErrors } from './format-errors.js';
@@ -46,24 +47,39 @@ const operationNameOf = (request: FastifyRequest): string | undefined => {
  */
 export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointOptions): Promise<void> {
   const { store, clock, config } = options;
-  const costModel = { ...config.list, listFanOut: DEFAULT_LIST_FAN_OUT };
+  const costModel = { ...config.list, maxRows: config.graphql.maxRows };
+  const budget = { maxRows: config.graphql.maxRows, maxBytes: config.graphql.maxResponseBytes };
   await scope.register(mercurius, {
     schema: options.schema,
     resolvers: options.resolvers as IResolvers,
     path: options.path,
     graphiql: options.graphiql,
     jit: 1,
-    validationRules: [depthLimitRule(config.graphql.maxDepth)],
+    graphql: { parseOptions: { maxTokens: config.graphql.maxTokens } },
     errorFormatter: formatErrors as never,
-    context: (): ReadGraphContext => ({ read: new ReadContext(store, clock, config.list) }),
+    context: (): ReadGraphContext => ({ read: new ReadContext(store, clock, config.list, budget) }),
   });
 
-  // Mercurius parses a query that is not GraphQL as a JSON AST when it can, and its validation then
-  // crashes on anything that is not one: GraphQL over HTTP sends documents as strings, so refuse JSON.
+  const sizeLimits = {
+    maxBytes: config.graphql.maxDocumentBytes,
+    maxNesting: nestingFor(config.graphql.maxDepth),
+  };
+  const shapeLimits = { maxFields: config.graphql.maxFields, maxDepth: config.graphql.maxDepth };
+
+  // Every request, cached document or not: the size checks are one pass over the text.
   scope.graphql.addHook('preParsing', async (_schema, source) => {
+    checkDocumentSize(source, sizeLimits);
+    // Mercurius parses a query that is not GraphQL as a JSON AST when it can, and its validation then
+    // crashes on anything that is not one: GraphQL over HTTP sends documents as strings, so refuse JSON.
     if (isJson(source)) {
       throw graphqlError('PARSE_FAILED', 'query must be a GraphQL document, not JSON');
     }
+  });
+
+  // Only for documents not parsed before (mercurius caches the valid ones), before graphql's
+  // validation rules and graphql-jit's compiler, which both walk the expanded selections.
+  scope.graphql.addHook('preValidation', async (_schema, document) => {
+    checkShape(document, shapeLimits);
   });
 
   scope.graphql.addHook<EndpointContext>('preExecution', async (schema, document, context, variables) => {
@@ -73,7 +89,7 @@ export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointO
     if (cost > config.graphql.maxCost) {
       throw graphqlError(
         'COST',
-        `the query may read about ${cost} rows; the limit is ${config.graphql.maxCost} (lists count their limit, list relations ${DEFAULT_LIST_FAN_OUT} per parent): pass a smaller limit or select less`,
+        `the query may read up to ${cost} rows; the limit is ${config.graphql.maxCost} (a list counts its limit, default ${costModel.defaultLimit}; a list relation its limit per parent row): pass smaller limits or select less`,
       );
     }
     if (requested === undefined) return;

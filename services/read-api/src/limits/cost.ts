@@ -10,16 +10,16 @@ import type {
 import { getNamedType, getNullableType, isListType, isObjectType, Kind } from '../graphql/runtime.js';
 
 export interface CostModel {
-  /** Rows a root list returns without `limit`. */
+  /** Rows a list (root or relation, per parent) returns without `limit`. */
   readonly defaultLimit: number;
-  /** The most rows a root list returns. */
+  /** The most rows a list returns (per parent for a relation). */
   readonly maxLimit: number;
-  /** Rows assumed per parent for a list relation (its real size is unknown before running). */
-  readonly listFanOut: number;
+  /**
+   * The most rows one response carries (`EGGMESH_GRAPHQL_MAX_ROWS`): no field can produce more,
+   * since the response is refused there while running. Unbounded when absent.
+   */
+  readonly maxRows?: number;
 }
-
-/** Rows assumed per parent for a list relation: the default of `CostModel.listFanOut`. */
-export const DEFAULT_LIST_FAN_OUT = 10;
 
 function operationOf(document: DocumentNode, operationName: string | null | undefined) {
   const operations = document.definitions.filter(
@@ -30,10 +30,11 @@ function operationOf(document: DocumentNode, operationName: string | null | unde
 }
 
 /**
- * Estimates how many rows an operation reads: a root list counts its `limit` (literal or variable,
- * default and cap from the model), a root single 1, and below that every single relation counts one
- * row per parent row and every list relation `listFanOut` rows per parent row. Scalar fields are free.
- * Aliases count once each, so repeating a field does not hide its cost.
+ * Bounds how many rows an operation reads, from what the store is asked for: a list counts its
+ * `limit` (literal or variable, default and cap from the model), per parent row below the root; a
+ * single (by id, or a single relation) counts 1 per parent row. Each field's rows are at most
+ * `maxRows`, where a running response is cut off. Scalar fields are free. Every root field, alias and
+ * fragment spread counts, so repeating a field does not hide its cost.
  */
 export function estimateCost(
   schema: GraphQLSchema,
@@ -64,14 +65,16 @@ export function estimateCost(
     return Math.min(Math.max(1, Math.trunc(limit)), model.maxLimit);
   };
 
-  // Costs per parent row, memoised per fragment: a fragment spread many times is walked once.
-  const unitMemo = new Map<string, number>();
-  const rootMemo = new Map<string, number>();
+  const maxRows = model.maxRows ?? Number.POSITIVE_INFINITY;
+  // The cost of a fragment under a given number of parent rows, memoised: a fragment spread many
+  // times is walked once per distinct parent row count.
+  const memo = new Map<string, number>();
 
+  /** The rows read by `selectionSet` and below, under `parentRows` rows of `parent`. */
   const walk = (
     selectionSet: SelectionSetNode,
     parent: GraphQLObjectType,
-    root: boolean,
+    parentRows: number,
     visiting: Set<string>,
   ): number => {
     let cost = 0;
@@ -83,22 +86,21 @@ export function estimateCost(
         const named = getNamedType(definition.type);
         if (!isObjectType(named)) continue;
         const list = isListType(getNullableType(definition.type));
-        const rows = root ? (list ? limitOf(selection) : 1) : list ? model.listFanOut : 1;
-        const below = selection.selectionSet ? walk(selection.selectionSet, named, false, visiting) : 0;
-        cost += rows * (1 + below);
+        const rows = Math.min(parentRows * (list ? limitOf(selection) : 1), maxRows);
+        cost += rows + (selection.selectionSet ? walk(selection.selectionSet, named, rows, visiting) : 0);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        cost += walk(selection.selectionSet, parent, root, visiting);
+        cost += walk(selection.selectionSet, parent, parentRows, visiting);
       } else {
         const name = selection.name.value;
-        const memo = root ? rootMemo : unitMemo;
-        const known = memo.get(name);
+        const key = `${name}\u0000${parentRows}`;
+        const known = memo.get(key);
         const fragment = fragments.get(name);
         if (known !== undefined) cost += known;
         else if (fragment && !visiting.has(name)) {
           visiting.add(name);
-          const value = walk(fragment.selectionSet, parent, root, visiting);
+          const value = walk(fragment.selectionSet, parent, parentRows, visiting);
           visiting.delete(name);
-          memo.set(name, value);
+          memo.set(key, value);
           cost += value;
         }
       }
@@ -106,7 +108,7 @@ export function estimateCost(
     return cost;
   };
 
-  const cost = walk(operation.selectionSet, queryType, true, new Set());
+  const cost = walk(operation.selectionSet, queryType, 1, new Set());
   // Parsed documents are reused for the same query text; a cost no variable changes is computed once.
   if (!readsVariables) {
     const byOperation = fixedCosts.get(document) ?? new Map<string, number>();

@@ -1,12 +1,29 @@
 import type { EntityName } from '@eggmesh/schema';
-import type { EntityReader, StoredRecord } from '@eggmesh/store';
+import type { EntityReader, RelationPageOptions, StoredRecord } from '@eggmesh/store';
 
 const resolved = Promise.resolve();
+
+/** A page of each key's rows: `limit` rows after `after`, in id order. */
+export interface KeyPage {
+  readonly limit: number;
+  readonly after: string | undefined;
+}
+
+/** The response's row budget, as the loader sees it. */
+export interface LoadBudget {
+  /** Rows the response may still take. */
+  remaining(): number;
+  /** Runs a store read of at most `bound` rows once it fits the budget beside the reads in flight. */
+  read<T>(bound: number, run: () => Promise<T>): Promise<T>;
+  /** Marks the response as over budget; returns the error to fail the waiting fields with. */
+  refuse(): Error;
+}
 
 interface Batch {
   readonly target: EntityName;
   readonly field: string;
   readonly at: number | undefined;
+  readonly page: KeyPage | undefined;
   readonly waiting: Map<
     string,
     { resolve: (rows: StoredRecord[]) => void; reject: (error: unknown) => void }
@@ -15,25 +32,35 @@ interface Batch {
 
 /**
  * Collects the keys that relation fields ask for during one turn of the event loop and fetches them with
- * one store call per (target entity, field, `at`): `getMany` for `id`, `findByAny` for any other field.
- * One loader serves one request; it also remembers what it fetched, so a key is read at most once.
+ * one store call per (target entity, field, `at`, page): `getMany` for `id`, `findByAny` for any other
+ * field, which reads at most `page.limit` rows per key. One loader serves one request; it also
+ * remembers what it fetched, so a key is read at most once per page.
  */
 export class RelationLoader {
   private readonly pending = new Map<string, Batch>();
   private readonly seen = new Map<string, Promise<StoredRecord[]>>();
   private scheduled = false;
 
-  constructor(private readonly store: EntityReader) {}
+  constructor(
+    private readonly store: EntityReader,
+    private readonly budget?: LoadBudget,
+  ) {}
 
-  /** The `target` rows whose `field` equals `value`, as of `at`. */
-  load(target: EntityName, field: string, value: string, at: number | undefined): Promise<StoredRecord[]> {
-    const batchKey = `${target}\u0000${field}\u0000${at ?? ''}`;
+  /** The `target` rows whose `field` equals `value`, as of `at`; a page of them when `page` is given. */
+  load(
+    target: EntityName,
+    field: string,
+    value: string,
+    at: number | undefined,
+    page?: KeyPage,
+  ): Promise<StoredRecord[]> {
+    const batchKey = `${target}\u0000${field}\u0000${at ?? ''}\u0000${page ? `${page.limit}\u0000${page.after ?? ''}` : ''}`;
     const key = `${batchKey}\u0000${value}`;
     const known = this.seen.get(key);
     if (known) return known;
     let batch = this.pending.get(batchKey);
     if (!batch) {
-      batch = { target, field, at, waiting: new Map() };
+      batch = { target, field, at, page, waiting: new Map() };
       this.pending.set(batchKey, batch);
     }
     const waiting = batch.waiting;
@@ -57,12 +84,14 @@ export class RelationLoader {
 
   private async fetch(batch: Batch): Promise<void> {
     const values = [...batch.waiting.keys()];
-    const options = { at: batch.at };
+    const options: RelationPageOptions = batch.page
+      ? { at: batch.at, limit: batch.page.limit, after: batch.page.after }
+      : { at: batch.at };
     try {
       const rows =
         batch.field === 'id'
-          ? await this.store.getMany(batch.target, values, options)
-          : await this.store.findByAny(batch.target, batch.field, values, options);
+          ? await this.gate(values.length, () => this.store.getMany(batch.target, values, options))
+          : await this.findPaged(batch, values, options);
       const groups = new Map<string, StoredRecord[]>();
       for (const row of rows) {
         const value = batch.field === 'id' ? row.id : row.payload[batch.field];
@@ -80,5 +109,34 @@ export class RelationLoader {
     } catch (error) {
       for (const { reject } of batch.waiting.values()) reject(error);
     }
+  }
+
+  private gate<T>(bound: number, run: () => Promise<T>): Promise<T> {
+    return this.budget ? this.budget.read(bound, run) : run();
+  }
+
+  /**
+   * `findByAny`, in one call when the page times the keys fits the response's remaining budget, else
+   * in chunks that each fit, stopping as soon as the rows read overrun it: a relation under many
+   * parents never reads (much) more than the response could carry.
+   */
+  private async findPaged(
+    batch: Batch,
+    values: string[],
+    options: RelationPageOptions,
+  ): Promise<StoredRecord[]> {
+    const remaining = this.budget?.remaining() ?? Number.POSITIVE_INFINITY;
+    const perKey = batch.page?.limit ?? Number.POSITIVE_INFINITY;
+    const chunk = Math.max(1, Math.floor(remaining / perKey));
+    const find = (keys: string[]) =>
+      this.gate(keys.length * perKey, () => this.store.findByAny(batch.target, batch.field, keys, options));
+    if (values.length <= chunk) return find(values);
+    const rows: StoredRecord[] = [];
+    for (let i = 0; i < values.length; i += chunk) {
+      const part = await find(values.slice(i, i + chunk));
+      for (const row of part) rows.push(row);
+      if (rows.length > remaining && this.budget) throw this.budget.refuse();
+    }
+    return rows;
   }
 }

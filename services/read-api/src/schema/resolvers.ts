@@ -1,6 +1,7 @@
 import { type EntityName, entities, entityNames, relationsOf } from '@eggmesh/schema';
 import type { Node, PageArgs, ReadContext } from '../read-context.js';
 import { unifiedNames } from './naming.js';
+import { safeIntScalar } from './safe-int.js';
 import { reachableFrom } from './sdl.js';
 
 /** What every resolver finds in the GraphQL context. */
@@ -11,13 +12,15 @@ export interface ReadGraphContext {
 type Args = PageArgs & { readonly id?: string | null; readonly zone?: string | null };
 type Resolver = (parent: Node, args: Args, context: ReadGraphContext) => unknown;
 type Resolvers = Record<string, Record<string, Resolver>>;
+/** What mercurius takes: field resolvers per type, and the functions of custom scalars. */
+type SchemaResolvers = Record<string, Record<string, Resolver> | typeof safeIntScalar>;
 
 function relationResolvers(types: readonly EntityName[]): Resolvers {
   const resolvers: Resolvers = {};
   for (const entity of types) {
     const fields: Record<string, Resolver> = {};
     for (const relation of relationsOf(entity)) {
-      fields[relation.field] = (parent, _args, context) => context.read.related(relation, parent);
+      fields[relation.field] = (parent, args, context) => context.read.related(relation, parent, args);
     }
     if (Object.keys(fields).length > 0) resolvers[entities[entity].typeName] = fields;
   }
@@ -51,19 +54,20 @@ function rootResolvers(entity: EntityName, names: RootNames): Record<string, Res
 }
 
 /** Resolvers of `POST /<entity>/graph`. */
-export function entityResolvers(entity: EntityName): Resolvers {
+export function entityResolvers(entity: EntityName): SchemaResolvers {
   return {
     Query: rootResolvers(entity, { single: 'getById', list: 'getAll', filter: (query) => query }),
     ...relationResolvers(reachableFrom(entity)),
+    SafeInt: safeIntScalar,
   };
 }
 
 /** Resolvers of the unified `/graphql`. */
-export function unifiedResolvers(): Resolvers {
+export function unifiedResolvers(): SchemaResolvers {
   const query: Record<string, Resolver> = {};
   for (const entity of entityNames) {
     const names = unifiedNames(entity, entities[entity].filters);
     Object.assign(query, rootResolvers(entity, { ...names, filter: (q) => names.filters.get(q) ?? q }));
   }
-  return { Query: query, ...relationResolvers(entityNames) };
+  return { Query: query, ...relationResolvers(entityNames), SafeInt: safeIntScalar };
 }

@@ -8,6 +8,7 @@ import {
   relationsOf,
 } from '@eggmesh/schema';
 import { unifiedNames } from './naming.js';
+import { SAFE_INT_SDL } from './safe-int.js';
 
 /** Paging defaults, written into the schema descriptions. */
 export interface ListLimits {
@@ -19,8 +20,8 @@ export interface ListLimits {
 export interface QueryLimits {
   readonly maxDepth: number;
   readonly maxCost: number;
-  /** Rows assumed per parent row for a list relation. */
-  readonly listFanOut: number;
+  readonly maxFields: number;
+  readonly maxRows: number;
 }
 
 const block = (text: string, indent = ''): string => `${indent}"""\n${indent}${text}\n${indent}"""`;
@@ -32,7 +33,12 @@ const scalarNames: Readonly<Record<string, string>> = {
   boolean: 'Boolean',
 };
 
-/** The GraphQL type of one JSON Schema property: `id` is ID; optional or nullable fields are nullable. */
+/**
+ * The GraphQL type of one JSON Schema property: `id` is ID; optional or nullable fields are nullable.
+ * Integers are Int (entities: the write side keeps them within 32 bits) or SafeInt (projection
+ * counters), and always nullable: a value stored out of range nulls that field only instead of its
+ * whole row, list and response.
+ */
 function fieldType(entity: EntityName, name: string, property: JsonSchema, required: boolean): string {
   if (name === 'id') return 'ID!';
   const members = property.anyOf ?? [property];
@@ -46,6 +52,7 @@ function fieldType(entity: EntityName, name: string, property: JsonSchema, requi
     }
   }
   if (!scalar) throw new Error(`no GraphQL type for ${entity}.${name}`);
+  if (scalar === 'Int') return entities[entity].kind === 'projection' ? 'SafeInt' : 'Int';
   return nullable ? scalar : `${scalar}!`;
 }
 
@@ -57,8 +64,8 @@ function describeEntity(entity: EntityName): string {
   return `${entity}: ${kind === 'actor' ? 'an actor' : 'an event'} written through \`/${entity}/api\`.`;
 }
 
-/** The SDL of one entity's type: its payload fields and its relation fields. */
-export function typeSdl(entity: EntityName): string {
+/** The SDL of one entity's type: its payload fields and its relation fields (list ones page). */
+export function typeSdl(entity: EntityName, limits: ListLimits): string {
   const schema = jsonSchemaOf(entity, 'record');
   const required = new Set(schema.required ?? []);
   const lines = Object.entries(schema.properties ?? {}).map(
@@ -69,9 +76,13 @@ export function typeSdl(entity: EntityName): string {
     const text =
       relation.kind === 'single'
         ? `The ${relation.target} this ${entity}'s \`${relation.parentField}\` points at, or null; read at the same \`at\` as this row.`
-        : `The ${relation.target} rows whose \`${relation.targetField}\` is this ${entity}'s id, ordered by id; read at the same \`at\` as this row.`;
+        : `The ${relation.target} rows whose \`${relation.targetField}\` is this ${entity}'s id, read at the same \`at\` as this row. ${pageText(limits)} Each parent row gets its own page.`;
     lines.push(block(text, '  '));
-    lines.push(`  ${relation.field}: ${relation.kind === 'single' ? target : `[${target}!]!`}`);
+    lines.push(
+      relation.kind === 'single'
+        ? `  ${relation.field}: ${target}`
+        : `  ${relation.field}(${RELATION_PAGE_ARGS}): [${target}!]!`,
+    );
   }
   return `${block(describeEntity(entity))}\ntype ${entities[entity].typeName} {\n${lines.join('\n')}\n}`;
 }
@@ -101,6 +112,7 @@ const filterArgument = (filter: FilterQuery, nonNull: boolean): string =>
   `${filter.argument}: ${filter.argument === 'id' ? 'ID' : 'String'}${nonNull ? '!' : ''}`;
 
 const PAGE_ARGS = 'at: Float, limit: Int, after: ID';
+const RELATION_PAGE_ARGS = 'limit: Int, after: ID';
 
 /**
  * The schema of `POST /<entity>/graph`: MeshQL's query names and argument names (`getById`, `getAll`,
@@ -123,8 +135,8 @@ export function entitySdl(entity: EntityName, limits: ListLimits): string {
       `  ${filter.query}(${filterArgument(filter, false)}, ${PAGE_ARGS}): [${typeName}]`,
     );
   }
-  const types = reachableFrom(entity).map(typeSdl);
-  return `${types.join('\n\n')}\n\ntype Query {\n${fields.join('\n')}\n}\n`;
+  const types = reachableFrom(entity).map((e) => typeSdl(e, limits));
+  return `${SAFE_INT_SDL}\n\n${types.join('\n\n')}\n\ntype Query {\n${fields.join('\n')}\n}\n`;
 }
 
 /**
@@ -152,11 +164,11 @@ export function unifiedSdl(limits: ListLimits, queryLimits?: QueryLimits): strin
       );
     }
   }
-  const types = entityNames.map(typeSdl);
+  const types = entityNames.map((e) => typeSdl(e, limits));
   const about = queryLimits
     ? `${block(
-        `The egg economy, read side. A query nests at most ${queryLimits.maxDepth} fields deep and may read about ${queryLimits.maxCost} rows: a root list counts its \`limit\`, a list relation ${queryLimits.listFanOut} rows per parent row, a single relation 1. Send \`x-min-position: <x-log-position of a write>\` to read your own writes.`,
+        `The egg economy, read side. A query nests at most ${queryLimits.maxDepth} fields deep, selects at most ${queryLimits.maxFields} fields with its fragments expanded, and may read about ${queryLimits.maxCost} rows as estimated before it runs: a root list counts its \`limit\`, a list relation its \`limit\` per parent row, a single relation 1. A response carries at most ${queryLimits.maxRows} rows. Send \`x-min-position: <x-log-position of a write>\` to read your own writes.`,
       )}\n`
     : '';
-  return `${types.join('\n\n')}\n\n${about}type Query {\n${fields.join('\n')}\n}\n`;
+  return `${SAFE_INT_SDL}\n\n${types.join('\n\n')}\n\n${about}type Query {\n${fields.join('\n')}\n}\n`;
 }
