@@ -12,7 +12,12 @@ export interface LimitsLogger {
  * connection closes after `keepAliveTimeoutMs`, and connections beyond `maxConnections` are closed on
  * accept (logged at most every 10 s) while the open ones keep being served.
  */
-export function applyHttpLimits(server: Server, http: Config['http'], log: LimitsLogger): void {
+export function applyHttpLimits(
+  server: Server,
+  http: Config['http'],
+  log: LimitsLogger,
+  bodyLimitBytes = Number.POSITIVE_INFINITY,
+): void {
   server.headersTimeout = http.headersTimeoutMs;
   server.requestTimeout = http.requestTimeoutMs;
   server.keepAliveTimeout = http.keepAliveTimeoutMs;
@@ -35,5 +40,26 @@ export function applyHttpLimits(server: Server, http: Config['http'], log: Limit
     );
     loggedAt = now;
     dropped = 0;
+  });
+  // `Expect: 100-continue` asks before sending the body: a body declared larger than the limit is refused
+  // then (413, no 100), so the client never uploads it. Answering 413 after a 100 Continue would close the
+  // socket under a client still uploading, which it sees as a reset rather than the answer.
+  server.on('checkContinue', (request, response) => {
+    const declared = Number(request.headers['content-length']);
+    if (Number.isFinite(declared) && declared > bodyLimitBytes) {
+      const body = JSON.stringify({
+        error: `the request body is larger than ${bodyLimitBytes} bytes`,
+        code: 'EGGMESH_BODY_TOO_LARGE',
+      });
+      response.writeHead(413, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+        connection: 'close',
+      });
+      response.end(body);
+      return;
+    }
+    response.writeContinue();
+    server.emit('request', request, response);
   });
 }

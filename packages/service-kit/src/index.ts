@@ -3,6 +3,7 @@ export { type EventLoopMonitor, type EventLoopStats, monitorEventLoop } from './
 export { applyHttpLimits } from './http-limits.js';
 export {
   closeConnectionsWhenClosing,
+  healthResponseSchema,
   loggerOptions,
   requestLogging,
   type ServeOptions,

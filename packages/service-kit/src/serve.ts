@@ -22,6 +22,31 @@ function loggerService(app: FastifyInstance): string | undefined {
 }
 
 /**
+ * JSON Schema of what `GET /health` answers once serve() added its fields; a route that declares a
+ * response schema for /health must use it, or serialization would drop those fields.
+ */
+export const healthResponseSchema = {
+  type: 'object',
+  required: ['status'],
+  properties: {
+    status: { type: 'string', enum: ['ok'] },
+    service: { type: 'string', description: 'Which eggmesh service answered' },
+    pid: { type: 'integer' },
+    uptimeS: { type: 'integer', minimum: 0 },
+    eventLoop: {
+      type: 'object',
+      description: 'Event-loop delay (ms, beyond the sampling interval) and utilization over the last window',
+      properties: Object.fromEntries(
+        ['delayP50Ms', 'delayP99Ms', 'delayMaxMs', 'utilization', 'windowS'].map((k) => [
+          k,
+          { type: 'number' },
+        ]),
+      ),
+    },
+  },
+} as const;
+
+/**
  * Listens with the client limits of `config.http` (timeouts, connection cap), watches the event loop
  * (a watchdog thread kills the process when it stays blocked past `config.eventLoopStallMs`), adds the
  * service name, pid and event-loop delay to the body of `GET /health`, and on SIGTERM or SIGINT stops
@@ -30,7 +55,7 @@ function loggerService(app: FastifyInstance): string | undefined {
  */
 export async function serve(app: FastifyInstance, options: ServeOptions): Promise<void> {
   const service = options.name ?? loggerService(app) ?? 'unknown';
-  applyHttpLimits(app.server, options.config.http, app.log);
+  applyHttpLimits(app.server, options.config.http, app.log, options.config.bodyLimitBytes);
   const loop = monitorEventLoop({ stallMs: options.config.eventLoopStallMs, service });
   app.addHook('onClose', async () => loop.stop());
   app.addHook('preSerialization', async (request, _reply, payload: unknown) => {

@@ -1,3 +1,4 @@
+import { METHODS } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import { type Config, closeConnectionsWhenClosing, requestLogging } from '@eggmesh/service-kit';
 import replyFrom from '@fastify/reply-from';
@@ -106,6 +107,20 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
     disableRequestLogging: !config.logRequests,
   });
   closeConnectionsWhenClosing(app);
+  // Every method Node parses is proxied, so the service behind answers an unexpected one (PROPFIND…)
+  // with its own 405 and Allow header.
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method))
+      app.addHttpMethod(method, { hasBody: true });
+  }
+  // Fastify refuses a QUERY without Content-Type before any route runs (RFC 10008); that rule is for the
+  // service that serves QUERY, and none of ours does: mark the body opaque so it reaches the service,
+  // whose answer (405 with Allow) is the one the client gets.
+  app.addHook('onRequest', async (request) => {
+    if (request.method === 'QUERY' && request.headers['content-type'] === undefined) {
+      request.raw.headers['content-type'] = 'application/octet-stream';
+    }
+  });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (request, payload, done) => {
     const length = request.headers['content-length'];

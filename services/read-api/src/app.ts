@@ -1,3 +1,4 @@
+import { METHODS } from 'node:http';
 import { entityNames } from '@eggmesh/schema';
 import {
   type Config,
@@ -19,6 +20,15 @@ export interface BuildAppOptions {
   readonly clock?: () => number;
 }
 
+const graphPaths = new Set(['/graphql', ...entityNames.map((entity) => `/${entity}/graph`)]);
+
+/** The methods a known path answers (for 405s); undefined for an unknown path. */
+function allowedMethods(path: string): readonly string[] | undefined {
+  if (graphPaths.has(path)) return ['GET', 'HEAD', 'POST', 'OPTIONS'];
+  if (path === '/health' || path === '/ready' || path === '/graphiql') return ['GET', 'HEAD'];
+  return undefined;
+}
+
 const corsOrigin = (origin: string): string | string[] =>
   origin.includes(',') ? origin.split(',').map((o) => o.trim()) : origin;
 
@@ -37,9 +47,23 @@ export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): 
   app.register(cors, { origin: corsOrigin(config.corsOrigin) });
 
   // The GraphQL scopes format their own errors; these cover the plain routes.
+  // Every method Node parses reaches the router, so an unexpected one (QUERY, PROPFIND…) on a known
+  // path is a 405 with an Allow header rather than Fastify's 400 or a 404.
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method))
+      app.addHttpMethod(method, { hasBody: true });
+  }
   app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allow = allowedMethods(path);
+    if (allow) {
+      const { code, status } = httpErrors.METHOD_NOT_ALLOWED;
+      reply.header('allow', allow.join(', '));
+      reply.code(status).send({ error: `${request.method} is not allowed on ${path}`, code });
+      return;
+    }
     const { code, status } = httpErrors.ROUTE_NOT_FOUND;
-    reply.code(status).send({ error: `no route ${request.method} ${request.url}`, code });
+    reply.code(status).send({ error: `no route ${request.method} ${path}`, code });
   });
   app.setErrorHandler((error, request, reply) => {
     request.log.error({ err: error }, 'request failed');

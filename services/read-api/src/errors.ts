@@ -95,6 +95,11 @@ export function graphqlError(
 /** Codes of the plain HTTP routes (not GraphQL); the same codes as the write-api's. */
 export const httpErrors = {
   ROUTE_NOT_FOUND: { code: 'EGGMESH_ROUTE_NOT_FOUND', status: 404, summary: 'unknown path' },
+  METHOD_NOT_ALLOWED: {
+    code: 'EGGMESH_METHOD_NOT_ALLOWED',
+    status: 405,
+    summary: 'known path, wrong method (`Allow` header lists the right ones)',
+  },
   UNAVAILABLE: {
     code: 'EGGMESH_UNAVAILABLE',
     status: 503,

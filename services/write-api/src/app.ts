@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { METHODS } from 'node:http';
 import { entityNames } from '@eggmesh/schema';
-import { type Config, closeConnectionsWhenClosing, requestLogging } from '@eggmesh/service-kit';
+import {
+  type Config,
+  closeConnectionsWhenClosing,
+  healthResponseSchema,
+  requestLogging,
+} from '@eggmesh/service-kit';
 import type { EntityReader, PrimaryStore } from '@eggmesh/store';
 import { isStoreError, storeErrorCodes } from '@eggmesh/store';
 import cors from '@fastify/cors';
@@ -145,7 +150,7 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
   const always = { 400: { $ref: 'Error#' }, 431: { $ref: 'Error#' }, 500: { $ref: 'Error#' } };
   app.get(
     '/health',
-    { schema: { summary: 'The process is up', response: { 200: status('ok'), ...always } } },
+    { schema: { summary: 'The process is up', response: { 200: healthResponseSchema, ...always } } },
     async () => ({ status: 'ok' }),
   );
   const readySchema = {
