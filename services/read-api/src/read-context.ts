@@ -2,6 +2,7 @@ import { materialize, type ProjectionName } from '@eggmesh/projections';
 import { type EntityName, entities, type Relation } from '@eggmesh/schema';
 import type { EntityReader, PageOptions, StoredRecord } from '@eggmesh/store';
 import { graphqlError } from './errors.js';
+import { checkLimit } from './limits/cost.js';
 import { RelationLoader } from './loaders/relation-loader.js';
 import type { ListLimits } from './schema/sdl.js';
 
@@ -210,7 +211,7 @@ export class ReadContext {
   private page(args: PageArgs): PageOptions {
     const { defaultLimit, maxLimit } = this.limits;
     const limit = args.limit ?? defaultLimit;
-    if (limit < 1) throw graphqlError('BAD_ARGUMENT', `limit must be at least 1 (got ${limit})`);
-    return { at: args.at ?? undefined, limit: Math.min(limit, maxLimit), after: args.after ?? undefined };
+    checkLimit(limit, maxLimit);
+    return { at: args.at ?? undefined, limit, after: args.after ?? undefined };
   }
 }

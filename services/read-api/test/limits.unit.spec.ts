@@ -28,8 +28,27 @@ describe('estimateCost', () => {
     expect(cost('{ farm(id: "x") { coops { hens { id } } } }')).toBe(1 + 1000 + 1_000_000);
     expect(cost('{ farms { id } }')).toBe(1000);
     expect(cost('{ farms(limit: 5) { coops(limit: 2) { farm { id } } } }')).toBe(5 + 10 + 10);
-    expect(cost('{ farms(limit: 1000000) { id } }')).toBe(10_000);
-    expect(cost('{ farm(id: "x") { coops(limit: 1000000) { id } } }')).toBe(1 + 10_000);
+    expect(cost('{ farms(limit: 10000) { id } }')).toBe(10_000);
+    expect(cost('{ farm(id: "x") { coops(limit: 10000) { id } } }')).toBe(1 + 10_000);
+  });
+
+  it('refuses a limit outside 1..max, literal or variable, as a request error', () => {
+    const refused = (query: string, variables?: Record<string, unknown>) => {
+      try {
+        cost(query, variables);
+      } catch (error) {
+        return (error as { extensions?: { code?: string } }).extensions?.code;
+      }
+      return 'accepted';
+    };
+    expect(refused('{ farms(limit: 10001) { id } }')).toBe('EGGMESH_GRAPHQL_BAD_ARGUMENT');
+    expect(refused('{ farm(id: "x") { coops(limit: 0) { id } } }')).toBe('EGGMESH_GRAPHQL_BAD_ARGUMENT');
+    expect(refused('query ($n: Int) { farms(limit: $n) { id } }', { n: -1 })).toBe(
+      'EGGMESH_GRAPHQL_BAD_ARGUMENT',
+    );
+    expect(refused('query ($n: Int) { farms(limit: $n) { id } }', { n: 10_000 })).toBe('accepted');
+    // Not an Int at all: left to graphql's variable coercion, which refuses it the same way on every run.
+    expect(refused('query ($n: Int) { farms(limit: $n) { id } }', { n: 2 ** 32 })).toBe('accepted');
   });
 
   it('counts every root field and alias', () => {

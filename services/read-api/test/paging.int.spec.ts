@@ -17,10 +17,14 @@ afterAll(async () => f.close());
 
 const idsOf = (rows: Array<{ id: string }>) => rows.map((r) => r.id);
 
-it('getAll returns the default page size, capped at the maximum', async () => {
-  const r = await gql(f.app, '/farm/graph', '{ first: getAll { id } big: getAll(limit: 100) { id } }');
+it('getAll returns the default page size, up to the maximum; past it the request is refused', async () => {
+  const r = await gql(f.app, '/farm/graph', '{ first: getAll { id } big: getAll(limit: 3) { id } }');
   expect(idsOf(r.body.data.first)).toEqual(farms.slice(0, 2));
   expect(idsOf(r.body.data.big)).toEqual(farms.slice(0, 3));
+  const over = await gql(f.app, '/farm/graph', '{ first: getAll { id } big: getAll(limit: 4) { id } }');
+  expect(over.status).toBe(400);
+  expect(over.body.errors[0].extensions.code).toBe('EGGMESH_GRAPHQL_BAD_ARGUMENT');
+  expect(over.body.errors[0].message).toContain('between 1 and 3');
 });
 
 it('walks every row page by page with after', async () => {
@@ -59,20 +63,20 @@ it('pages filters and the unified lists the same way', async () => {
   expect(idsOf(per.body.data.getByZone)).toEqual([farms[1]]);
 });
 
-it('rejects a limit below 1 with a coded error, also once the query is compiled (jit)', async () => {
+it('refuses a limit below 1 as a request error (no field runs), also once the query is compiled (jit)', async () => {
   for (let i = 0; i < 3; i++) {
     const r = await gql(f.app, '/farm/graph', 'query ($n: Int) { getAll(limit: $n) { id } }', {
       variables: { n: -i },
     });
-    expect(r.status).toBe(200);
-    expect(r.body.data).toEqual({ getAll: null });
+    expect(r.status).toBe(400);
+    expect(r.body.data ?? null).toBeNull();
     expect(r.body.errors[0].extensions.code).toBe('EGGMESH_GRAPHQL_BAD_ARGUMENT');
-    expect(r.body.errors[0].path).toEqual(['getAll']);
+    expect(r.body.errors[0].path).toBeUndefined();
   }
 });
 
 it('documents the defaults in the schema', async () => {
   const r = await gql(f.app, '/graphql', '{ __schema { queryType { fields { name description } } } }');
   const farmsField = r.body.data.__schema.queryType.fields.find((x: { name: string }) => x.name === 'farms');
-  expect(farmsField.description).toContain('default 2, capped at 3');
+  expect(farmsField.description).toContain('default 2, at most 3');
 });

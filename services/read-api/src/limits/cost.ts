@@ -7,6 +7,7 @@ import type {
   OperationDefinitionNode,
   SelectionSetNode,
 } from 'graphql';
+import { graphqlError } from '../errors.js';
 import { getNamedType, getNullableType, isListType, isObjectType, Kind } from '../graphql/runtime.js';
 
 export interface CostModel {
@@ -19,6 +20,13 @@ export interface CostModel {
    * since the response is refused there while running. Unbounded when absent.
    */
   readonly maxRows?: number;
+}
+
+/** A `limit` outside 1..max is the client's error (the same rule as REST's `?limit=`). */
+export function checkLimit(limit: number, maxLimit: number): void {
+  if (limit < 1 || limit > maxLimit) {
+    throw graphqlError('BAD_ARGUMENT', `limit must be between 1 and ${maxLimit} (got ${limit})`);
+  }
 }
 
 function operationOf(document: DocumentNode, operationName: string | null | undefined) {
@@ -61,8 +69,13 @@ export function estimateCost(
       readsVariables = true;
       limit = variables?.[arg.value.name.value] ?? model.defaultLimit;
     }
-    if (typeof limit !== 'number' || !Number.isFinite(limit)) return model.defaultLimit;
-    return Math.min(Math.max(1, Math.trunc(limit)), model.maxLimit);
+    // Not an Int (a variable of the wrong type or beyond 32 bits): graphql's variable coercion refuses it.
+    if (typeof limit !== 'number' || !Number.isInteger(limit) || Math.abs(limit) > 2 ** 31 - 1) {
+      return model.defaultLimit;
+    }
+    // Refused here, before anything runs, as REST refuses it: a request error, not a failed field.
+    checkLimit(limit, model.maxLimit);
+    return limit;
   };
 
   const maxRows = model.maxRows ?? Number.POSITIVE_INFINITY;

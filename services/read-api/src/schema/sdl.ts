@@ -106,7 +106,7 @@ const AT_TEXT =
   '`at` (epoch ms) reads the newest version written at or before that time, here and in every nested relation.';
 
 const pageText = (limits: ListLimits): string =>
-  `Ordered by id, one page at a time: at most \`limit\` rows (default ${limits.defaultLimit}, capped at ${limits.maxLimit}) whose id sorts after \`after\` (pass the last id of the previous page).`;
+  `Ordered by id, one page at a time: at most \`limit\` rows (default ${limits.defaultLimit}, at most ${limits.maxLimit}; outside 1..${limits.maxLimit} the request is refused) whose id sorts after \`after\` (pass the last id of the previous page).`;
 
 const filterArgument = (filter: FilterQuery, nonNull: boolean): string =>
   `${filter.argument}: ${filter.argument === 'id' ? 'ID' : 'String'}${nonNull ? '!' : ''}`;
