@@ -67,7 +67,7 @@ describe('the unified schema', () => {
         expect(args).toEqual(expect.arrayContaining(['limit', 'after']));
     }
     expect(query.description).toContain('at most 8 fields deep');
-    expect(query.getFields().farms?.description).toContain('default 1000, capped at 10000');
+    expect(query.getFields().farms?.description).toContain('default 1000, at most 10000');
   });
 
   it('declares all 13 types and the 19 relations', () => {
