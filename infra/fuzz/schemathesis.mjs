@@ -6,7 +6,7 @@
 //
 // Environment: EGGMESH_FUZZ_MAX_EXAMPLES (per operation, default 20), EGGMESH_FUZZ_SEED (default 11),
 // EGGMESH_FUZZ_DEADLINE_S (seconds per run before it is stopped and counted as failed, default 300),
-// EGGMESH_FUZZ_GRAPHQL (default 1; 0 skips /graphql).
+// EGGMESH_FUZZ_GRAPHQL (default 1; 0 skips /graphql), EGGMESH_FUZZ_REST (default 1; 0 skips /openapi.json).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -20,6 +20,7 @@ const maxExamples = Number(process.env.EGGMESH_FUZZ_MAX_EXAMPLES ?? 20);
 const seed = Number(process.env.EGGMESH_FUZZ_SEED ?? 11);
 const deadlineS = Number(process.env.EGGMESH_FUZZ_DEADLINE_S ?? 300);
 const withGraphql = (process.env.EGGMESH_FUZZ_GRAPHQL ?? '1') !== '0';
+const withRest = (process.env.EGGMESH_FUZZ_REST ?? '1') !== '0';
 
 const log = (line) => process.stdout.write(`[fuzz] ${line}\n`);
 
@@ -225,19 +226,35 @@ try {
   ];
   const results = [];
   const restStarted = Date.now();
-  const rest = await runSchemathesis(
-    bin,
-    ['--config-file', join(work, 'schemathesis.toml'), 'run', `${write}/openapi.json`, ...common],
-    work,
-  );
-  results.push(['write-api /openapi.json', rest, Date.now() - restStarted]);
+  if (withRest) {
+    const rest = await runSchemathesis(
+      bin,
+      ['--config-file', join(work, 'schemathesis.toml'), 'run', `${write}/openapi.json`, ...common],
+      work,
+    );
+    results.push(['write-api /openapi.json', rest, Date.now() - restStarted]);
+  }
 
   if (withGraphql) {
     await waitFor(`${read}/ready`, start(readServer), 'read-api');
+    // `limit` must be within 1..EGGMESH_LIST_MAX_LIMIT, a rule GraphQL's Int cannot express (it is in the
+    // fields' descriptions), and every root field reaches a list relation that takes a limit: schemathesis'
+    // "valid query rejected" check (positive_data_acceptance) cannot know the rule, so it is off for /graphql,
+    // as schemathesis documents for such rules. Every other check stays on (no 5xx, no server-side field
+    // errors, responses that match the schema).
+    log(`read-api at ${read}`);
     const graphStarted = Date.now();
     const graph = await runSchemathesis(
       bin,
-      ['--config-file', join(work, 'schemathesis.toml'), 'run', `${read}/graphql`, ...common],
+      [
+        '--config-file',
+        join(work, 'schemathesis.toml'),
+        'run',
+        `${read}/graphql`,
+        ...common,
+        '--exclude-checks',
+        'positive_data_acceptance',
+      ],
       work,
     );
     results.push(['read-api /graphql', graph, Date.now() - graphStarted]);
