@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatLogLine, Supervisor } from '../src/supervisor.js';
+import { freePort } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'eggmesh-supervisor-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,17 +21,6 @@ const waitFor = async (check: () => boolean, ms = 10_000) => {
     await new Promise((r) => setTimeout(r, 20));
   }
 };
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 describe('supervisor', () => {
   it('prefixes each line and formats pino JSON lines', async () => {
