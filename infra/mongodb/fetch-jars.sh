@@ -13,7 +13,7 @@ if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$stamp" ]; then
   exit 0
 fi
 
-"$here/../ensure-tools.sh" java
+"$BASH" "$here/../ensure-tools.sh" java
 if ! command -v java >/dev/null 2>&1; then
   echo "eggmesh: the MongoDB test server needs Java 17 or newer on PATH (Debian: apt-get install openjdk-17-jre-headless)" >&2
   exit 3

@@ -95,7 +95,7 @@ export interface MongoPrimaryStoreOptions {
 }
 
 /** How often a commit starts over after losing a race (another writer, or the gap filler). */
-const MAX_ATTEMPTS = 8;
+const MAX_ATTEMPTS = 16;
 const LOG = 'event_log';
 /** The write path reads from the primary whatever the store's read preference. */
 const ON_PRIMARY = { readPreference: 'primary' } as const;
@@ -253,6 +253,8 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
             `commit lost ${attempt} races with concurrent writers or the gap filler; nothing was written`,
           );
         }
+        // Jittered backoff: two writers that keep colliding on one id would otherwise retry in lockstep.
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 2 ** attempt)));
         continue;
       }
       await this.hooks.afterLogInsert?.(record._id, record.last);
