@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 
 export interface LimitsLogger {
@@ -61,5 +62,42 @@ export function applyHttpLimits(
     }
     response.writeContinue();
     server.emit('request', request, response);
+  });
+}
+
+/** How much of a refused body a server reads (and drops) so that its client gets the 413. */
+const LINGER_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Answers a refused upload (413 before the body was read) only once the client has sent the rest of
+ * it, or `maxMs` / 64 MiB later at most. Closing a socket with unread data makes the kernel reset it,
+ * and a client still uploading then loses the 413 already on its way (it sees "connection reset").
+ */
+export function lingerOnRefusedBody(app: FastifyInstance, maxMs: number): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    const raw = request.raw;
+    if (reply.statusCode !== 413 || raw.complete || raw.destroyed) return payload;
+    await new Promise<void>((resolve) => {
+      let seen = 0;
+      const done = () => {
+        clearTimeout(timer);
+        raw.off('data', count);
+        raw.off('end', done);
+        raw.off('error', done);
+        raw.off('close', done);
+        resolve();
+      };
+      const count = (chunk: Buffer) => {
+        seen += chunk.length;
+        if (seen > LINGER_MAX_BYTES) done();
+      };
+      const timer = setTimeout(done, maxMs);
+      raw.on('data', count);
+      raw.once('end', done);
+      raw.once('error', done);
+      raw.once('close', done);
+      raw.resume();
+    });
+    return payload;
   });
 }

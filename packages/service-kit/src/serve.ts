@@ -1,7 +1,7 @@
 import { type FastifyInstance, LogController } from 'fastify';
 import { type Config, exitCodes } from './config.js';
 import { monitorEventLoop } from './event-loop.js';
-import { applyHttpLimits } from './http-limits.js';
+import { applyHttpLimits, lingerOnRefusedBody } from './http-limits.js';
 
 export interface ServeOptions {
   readonly port: number;
@@ -56,6 +56,7 @@ export const healthResponseSchema = {
 export async function serve(app: FastifyInstance, options: ServeOptions): Promise<void> {
   const service = options.name ?? loggerService(app) ?? 'unknown';
   applyHttpLimits(app.server, options.config.http, app.log, options.config.bodyLimitBytes);
+  lingerOnRefusedBody(app, Math.min(options.config.http.requestTimeoutMs, 10_000));
   const loop = monitorEventLoop({ stallMs: options.config.eventLoopStallMs, service });
   app.addHook('onClose', async () => loop.stop());
   app.addHook('preSerialization', async (request, _reply, payload: unknown) => {

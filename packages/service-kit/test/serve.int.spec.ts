@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -94,6 +95,35 @@ describe('serve(): limits every service gets', () => {
     clearInterval(trickle);
     expect(sent).toBeLessThan(9_999);
     expect(client.state.received).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('lets a client finish uploading a body it refused (413), so the client reads the 413', async () => {
+    const { port } = await start({ EGGMESH_BODY_LIMIT_BYTES: '1024' });
+    const body = Buffer.alloc(4 * 1024 * 1024, 32);
+    const outcomes: Array<number | 'reset'> = [];
+    // Closing with the upload unread made the kernel reset the socket: the client often saw no answer.
+    for (let i = 0; i < 20; i++) {
+      outcomes.push(
+        await new Promise((resolve) => {
+          const req = httpRequest(`http://127.0.0.1:${port}/echo`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'content-length': body.length },
+            agent: false,
+          });
+          let answered = false;
+          req.on('response', (res) => {
+            answered = true;
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          });
+          req.on('error', () => {
+            if (!answered) resolve('reset');
+          });
+          req.end(body);
+        }),
+      );
+    }
+    expect(outcomes).toEqual(Array(20).fill(413));
   });
 
   it('closes a client that trickles its headers', async () => {
