@@ -51,6 +51,10 @@ export const configSchema = z.object({
     .regex(/^(majority|[0-9]+)$/, 'majority or a number of members')
     .default('majority'),
   EGGMESH_DEV_MONGODB_PORT: port(27017),
+  EGGMESH_LOG: z.enum(['store', 'kafka']).default('store'),
+  EGGMESH_KAFKA_BROKERS: z.string().min(1).default('127.0.0.1:9092'),
+  EGGMESH_KAFKA_TOPIC: z.string().min(1).default('eggmesh.events'),
+  EGGMESH_DEV_KAFKA_PORT: port(9092),
   EGGMESH_WRITE_API_URL: z.string().url().optional(),
   EGGMESH_READ_API_URL: z.string().url().optional(),
 });
@@ -119,6 +123,15 @@ export interface Config {
     readonly dbName: string;
     readonly writeConcern: 'majority' | number;
     /** Port of the MongoDB-wire dev server the scaled stack starts locally. */
+    readonly devPort: number;
+  };
+  /** Where the projector reads the event log: the primary store's own log, or a Kafka topic fed by the relay. */
+  readonly log: RawConfig['EGGMESH_LOG'];
+  readonly kafka: {
+    /** Bootstrap brokers, `host:port` separated by commas. */
+    readonly brokers: readonly string[];
+    readonly topic: string;
+    /** Port of the local single-node Kafka the scaled dev stack starts. */
     readonly devPort: number;
   };
   /** Where the edge forwards; defaults to the local services. */
@@ -225,6 +238,16 @@ function parseConfig(env: Record<string, string | undefined>): Config {
       writeConcern:
         c.EGGMESH_MONGODB_WRITE_CONCERN === 'majority' ? 'majority' : Number(c.EGGMESH_MONGODB_WRITE_CONCERN),
       devPort: c.EGGMESH_DEV_MONGODB_PORT,
+    }),
+    log: c.EGGMESH_LOG,
+    kafka: Object.freeze({
+      brokers: Object.freeze(
+        c.EGGMESH_KAFKA_BROKERS.split(',')
+          .map((b) => b.trim())
+          .filter((b) => b !== ''),
+      ),
+      topic: c.EGGMESH_KAFKA_TOPIC,
+      devPort: c.EGGMESH_DEV_KAFKA_PORT,
     }),
     upstreams: Object.freeze({
       write: c.EGGMESH_WRITE_API_URL ?? local(c.WRITE_API_PORT),
