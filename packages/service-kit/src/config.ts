@@ -15,6 +15,7 @@ export const configSchema = z.object({
   READ_API_PORT: port(3035),
   PROJECTOR_PORT: port(3036),
   EDGE_PORT: port(5088),
+  RELAY_PORT: port(3037),
   EGGMESH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   EGGMESH_LOG_REQUESTS: z.enum(['true', 'false', '1', '0']).default('false'),
   EGGMESH_CORS_ORIGIN: z.string().min(1).default('*'),
@@ -69,6 +70,7 @@ export interface Config {
     readonly read: number;
     readonly projector: number;
     readonly edge: number;
+    readonly relay: number;
   };
   readonly logLevel: RawConfig['EGGMESH_LOG_LEVEL'];
   /** Log a line per request (off by default: it costs throughput). */
@@ -195,6 +197,7 @@ function parseConfig(env: Record<string, string | undefined>): Config {
       read: c.READ_API_PORT,
       projector: c.PROJECTOR_PORT,
       edge: c.EDGE_PORT,
+      relay: c.RELAY_PORT,
     }),
     logLevel: c.EGGMESH_LOG_LEVEL,
     logRequests: c.EGGMESH_LOG_REQUESTS === 'true' || c.EGGMESH_LOG_REQUESTS === '1',
