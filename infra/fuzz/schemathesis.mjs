@@ -16,6 +16,39 @@ import { fileURLToPath } from 'node:url';
 
 const SCHEMATHESIS_VERSION = '4.32.5';
 const root = fileURLToPath(new URL('../..', import.meta.url));
+
+const spec = {
+  command: 'pnpm fuzz',
+  summary:
+    `Fuzzes the write-api's REST contract (/openapi.json) and the read-api's GraphQL schema with schemathesis\n` +
+    `${SCHEMATHESIS_VERSION} (installed once into a venv under ~/.cache/eggmesh), every check on. Needs \`pnpm build\`\n` +
+    'first; starts its own write-api and read-api on free ports over a temp data dir with seeded rows.\n' +
+    'Exits non-zero on any finding.',
+  options: {},
+  env: [],
+  otherEnv: [
+    { name: 'EGGMESH_LOG_LEVEL', default: 'error', description: 'log level of the servers it starts' },
+    { name: 'EGGMESH_FUZZ_MAX_EXAMPLES', default: '20', description: 'examples per operation' },
+    { name: 'EGGMESH_FUZZ_SEED', default: '11', description: "schemathesis' seed" },
+    {
+      name: 'EGGMESH_FUZZ_DEADLINE_S',
+      default: '300',
+      description: 'seconds per run before it counts as failed',
+    },
+    { name: 'EGGMESH_FUZZ_GRAPHQL', default: '1', description: '0 skips /graphql' },
+    { name: 'EGGMESH_FUZZ_REST', default: '1', description: '0 skips /openapi.json' },
+  ],
+};
+// The shared command-line helper lives in service-kit's build; without a build only this line can help.
+const kit = await import('../../packages/service-kit/dist/index.js').catch(() => null);
+if (kit) kit.parseCommandLine(spec);
+else if (process.argv.length > 2) {
+  const help = process.argv.slice(2).every((a) => a === '--help' || a === '-h');
+  (help ? process.stdout : process.stderr).write(
+    'Usage: pnpm fuzz   (run `pnpm build` first; then `pnpm fuzz --help` says more)\n',
+  );
+  process.exit(help ? 0 : 2);
+}
 const maxExamples = Number(process.env.EGGMESH_FUZZ_MAX_EXAMPLES ?? 20);
 const seed = Number(process.env.EGGMESH_FUZZ_SEED ?? 11);
 const deadlineS = Number(process.env.EGGMESH_FUZZ_DEADLINE_S ?? 300);

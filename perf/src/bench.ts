@@ -20,7 +20,7 @@
  */
 import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { type CliOption, type CommandSpec, parseCommandLine } from '@eggmesh/service-kit';
 import { Dataset, utcMidnight } from './data/dataset.js';
 import { isPresetName, type PresetName, presets } from './data/presets.js';
 import { mulberry32 } from './data/prng.js';
@@ -46,26 +46,66 @@ import {
 const present = (preset: PresetName, seed: number): boolean =>
   isCurrent(readManifest(defaultDatasetDir(preset, seed)));
 
-function options() {
-  const { values } = parseArgs({
-    options: {
-      quick: { type: 'boolean', default: false },
-      scenario: { type: 'string', multiple: true },
-      preset: { type: 'string' },
-      seed: { type: 'string', default: '1' },
-      runs: { type: 'string' },
-      duration: { type: 'string' },
-      warmup: { type: 'string' },
-      connections: { type: 'string' },
-      'baselines-only': { type: 'boolean', default: false },
-      regenerate: { type: 'boolean', default: false },
-      'results-dir': { type: 'string' },
-      keep: { type: 'boolean', default: false },
-      'scaling-large': { type: 'string' },
-      rebuild: { type: 'string', default: 'auto' },
-      'cpu-prof': { type: 'boolean', default: false },
+/** `pnpm bench --help`: the flags above, for the terminal. */
+const spec = {
+  command: 'pnpm bench',
+  summary:
+    'Builds, then runs the load scenarios against our services and bare baselines in the same run; writes\nperf/results/<date>-<commit>.{json,md} and SVG charts. Method and flags in detail: perf/README.md.\nThe services it starts inherit this environment, with host, data directory and ports set by the bench.',
+  options: {
+    quick: {
+      type: 'boolean',
+      description: 'tiny data, ~1 s runs, 1 run: a correctness smoke (judges no timing)',
     },
-  });
+    scenario: {
+      type: 'string',
+      multiple: true,
+      value: 'NAME[,NAME]',
+      description: `only these scenarios (${scenarioNames.join(', ')}; none: only the rebuilds)`,
+    },
+    preset: { type: 'string', value: 'NAME', description: 'tiny | small (default) | medium | national' },
+    seed: { type: 'string', value: 'N', description: 'dataset seed (default 1)' },
+    runs: { type: 'string', value: 'N', description: 'runs per scenario (default 3, --quick 1)' },
+    duration: { type: 'string', value: 'S', description: 'seconds per run (default 10, --quick 1)' },
+    warmup: { type: 'string', value: 'S', description: 'warm-up seconds (default 3, --quick 0.5)' },
+    connections: {
+      type: 'string',
+      value: 'N',
+      description: 'concurrent connections (default 100, --quick 10)',
+    },
+    'baselines-only': { type: 'boolean', description: 'measure only the baselines' },
+    regenerate: { type: 'boolean', description: 'rebuild the cached dataset' },
+    'results-dir': {
+      type: 'string',
+      value: 'DIR',
+      description: 'where to write the report (default perf/results)',
+    },
+    keep: { type: 'boolean', description: 'keep the run directory under perf/.work/runs' },
+    'scaling-large': { type: 'string', value: 'NAME', description: 'the large end of the scaling curve' },
+    rebuild: {
+      type: 'string',
+      value: 'LIST|auto|none',
+      description: 'presets whose projection rebuild is timed (default auto)',
+    },
+    'cpu-prof': {
+      type: 'boolean',
+      description: 'V8 CPU profiles of every server and rebuild (implies --keep)',
+    },
+  },
+  env: [],
+} as const satisfies CommandSpec<Readonly<Record<string, CliOption>>>;
+
+function options() {
+  const parsed = parseCommandLine(spec);
+  const values = {
+    ...parsed,
+    quick: parsed.quick ?? false,
+    seed: parsed.seed ?? '1',
+    'baselines-only': parsed['baselines-only'] ?? false,
+    regenerate: parsed.regenerate ?? false,
+    keep: parsed.keep ?? false,
+    rebuild: parsed.rebuild ?? 'auto',
+    'cpu-prof': parsed['cpu-prof'] ?? false,
+  };
   const quick = values.quick;
   const number = (text: string | undefined, fallback: number, what: string): number => {
     if (text === undefined) return fallback;

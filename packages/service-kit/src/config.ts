@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { unknownEnvWarnings } from './env-check.js';
 
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback);
 const positive = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -153,11 +154,14 @@ export const exitCodes = Object.freeze({ config: 2, portInUse: 98 });
 
 /**
  * Parses the environment into a frozen config. Called without an argument (a process reading its own
- * environment at boot), invalid settings print every problem to stderr and exit with
- * `exitCodes.config`, not a stack trace; given an environment, it throws a ConfigError listing them.
+ * environment at boot), it first warns on stderr about each EGGMESH_* variable no process reads (a likely
+ * typo), then invalid settings print every problem to stderr and exit with `exitCodes.config`, not a
+ * stack trace; given an environment, it throws a ConfigError listing them.
  */
 export function loadConfig(env?: Record<string, string | undefined>): Config {
   if (env !== undefined) return parseConfig(env);
+  // A typo (EGGMESH_DATADIR) would otherwise be ignored without a word.
+  for (const line of unknownEnvWarnings(process.env)) process.stderr.write(`${line}\n`);
   try {
     return parseConfig(process.env);
   } catch (error) {

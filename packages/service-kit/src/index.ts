@@ -1,4 +1,16 @@
+export {
+  type CliEnvVar,
+  type CliOption,
+  type CommandLine,
+  type CommandSpec,
+  commonServiceEnv,
+  formatUsage,
+  parseCommandLine,
+  readCommandLine,
+  usageError,
+} from './cli.js';
 export { type Config, ConfigError, configSchema, exitCodes, loadConfig } from './config.js';
+export { closestName, editDistance, knownEnvNames, toolEnvNames, unknownEnvWarnings } from './env-check.js';
 export { type EventLoopMonitor, type EventLoopStats, monitorEventLoop } from './event-loop.js';
 export { applyHttpLimits } from './http-limits.js';
 export {

@@ -1,12 +1,24 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig, loggerOptions, serve } from '@eggmesh/service-kit';
+import { commonServiceEnv, loadConfig, loggerOptions, parseCommandLine, serve } from '@eggmesh/service-kit';
 import { isStoreError, storeErrorCodes } from '@eggmesh/store';
 import { ChangeSignal, dataFiles, openProjectionStore } from '@eggmesh/store-sqlite';
 import { buildApp } from './app.js';
 import { openLogSource } from './open.js';
 import { Projector } from './projector.js';
 
+parseCommandLine({
+  command: 'node services/projector/dist/main.js',
+  summary:
+    'Applies the event log to the projections (container inventory, hen productivity, farm output),\nexactly once in effect; serves /health and /metrics. `pnpm start` runs it under the supervisor.',
+  env: [
+    ...commonServiceEnv,
+    'PROJECTOR_PORT',
+    'EGGMESH_SQLITE_SYNC',
+    'EGGMESH_PROJECTOR_BATCH',
+    'EGGMESH_PROJECTOR_IDLE_POLL_MS',
+  ],
+});
 const config = loadConfig();
 const stop = new AbortController();
 let running = false;

@@ -1,6 +1,11 @@
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { loadConfig } from '@eggmesh/service-kit';
+import {
+  type CliOption,
+  type CommandSpec,
+  loadConfig,
+  parseCommandLine,
+  usageError,
+} from '@eggmesh/service-kit';
 import {
   currentGeneration,
   dataFiles,
@@ -13,31 +18,22 @@ import {
 import { openLogSource } from './open.js';
 import { Projector } from './projector.js';
 
-const usage = `Usage: pnpm rebuild-projections [--batch N] [--json] [--quiet]
-
-Rebuilds container_inventory, hen_productivity and farm_output from log position 0 into a new
-generation, then switches readers and the running projector to it. The old projections keep
-serving until then. Reads EGGMESH_DATA_DIR like the services.`;
-
-const { values } = parseArgs({
+const spec = {
+  command: 'pnpm rebuild-projections',
+  summary:
+    'Rebuilds container_inventory, hen_productivity and farm_output from log position 0 into a new\ngeneration, then switches readers and the running projector to it. The old projections keep serving\nuntil then. One rebuild at a time (exit 3 if another is running).',
   options: {
-    batch: { type: 'string' },
-    json: { type: 'boolean', default: false },
-    quiet: { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
+    batch: { type: 'string', value: 'N', description: 'log entries applied per transaction (default 5000)' },
+    json: { type: 'boolean', description: 'print the summary as one JSON line' },
+    quiet: { type: 'boolean', description: 'no progress on stderr' },
   },
-});
-if (values.help) {
-  console.log(usage);
-  process.exit(0);
-}
+  env: ['EGGMESH_DATA_DIR', 'EGGMESH_SQLITE_SYNC'],
+} as const satisfies CommandSpec<Readonly<Record<string, CliOption>>>;
 
+const values = parseCommandLine(spec);
 const config = loadConfig();
 const batchSize = values.batch ? Number(values.batch) : 5000;
-if (!Number.isInteger(batchSize) || batchSize < 1) {
-  console.error(`--batch must be a whole number ≥ 1\n\n${usage}`);
-  process.exit(2);
-}
+if (!Number.isInteger(batchSize) || batchSize < 1) usageError(spec, '--batch must be a whole number ≥ 1');
 const dir = dataFiles(config.dataDir).projectionsDir;
 // One rebuild at a time: each removes the generations it does not know, including one another rebuild
 // is still writing. The SQLite write lock is released when the process dies, so a killed rebuild never

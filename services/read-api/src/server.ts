@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig, serve } from '@eggmesh/service-kit';
+import { commonServiceEnv, loadConfig, parseCommandLine, serve } from '@eggmesh/service-kit';
 import { dataFiles, openReadStore, type SqliteReadStore } from '@eggmesh/store-sqlite';
 import { buildApp } from './app.js';
 
@@ -34,6 +34,28 @@ async function openWhenReady(dataDir: string): Promise<SqliteReadStore> {
   }
 }
 
+parseCommandLine({
+  command: 'node services/read-api/dist/server.js',
+  summary:
+    'The read side: GraphQL (Mercurius + graphql-jit) over a read-only replica of the primary and the\nprojections; waits for the write-api to create the data files. `pnpm start` runs it under the supervisor.',
+  env: [
+    ...commonServiceEnv,
+    'READ_API_PORT',
+    'EGGMESH_LOG_REQUESTS',
+    'EGGMESH_CORS_ORIGIN',
+    'EGGMESH_BODY_LIMIT_BYTES',
+    'EGGMESH_LIST_DEFAULT_LIMIT',
+    'EGGMESH_LIST_MAX_LIMIT',
+    'EGGMESH_MIN_POSITION_WAIT_MS',
+    'EGGMESH_GRAPHQL_MAX_DEPTH',
+    'EGGMESH_GRAPHQL_MAX_COST',
+    'EGGMESH_GRAPHQL_MAX_FIELDS',
+    'EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES',
+    'EGGMESH_GRAPHQL_MAX_TOKENS',
+    'EGGMESH_GRAPHQL_MAX_ROWS',
+    'EGGMESH_GRAPHQL_MAX_RESPONSE_BYTES',
+  ],
+});
 const config = loadConfig();
 const store = await openWhenReady(config.dataDir);
 const app = buildApp({ config, store });

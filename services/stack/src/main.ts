@@ -1,7 +1,22 @@
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '@eggmesh/service-kit';
+import { commonServiceEnv, loadConfig, parseCommandLine } from '@eggmesh/service-kit';
 import { Supervisor } from './supervisor.js';
 
+parseCommandLine({
+  command: 'pnpm start   (or: node services/stack/dist/main.js after pnpm build)',
+  summary:
+    'Runs the embedded stack: write-api, projector, read-api and edge as separate processes, their logs\nprefixed in this terminal; restarts a service that dies or stops answering /health. Ctrl-C stops them\nall. `pnpm start` first builds whatever changed. Every service gets this environment: each reads the\nvariables its own --help lists.',
+  env: [
+    ...commonServiceEnv,
+    'WRITE_API_PORT',
+    'READ_API_PORT',
+    'PROJECTOR_PORT',
+    'EDGE_PORT',
+    'EGGMESH_HEALTH_PROBE_INTERVAL_MS',
+    'EGGMESH_HEALTH_PROBE_TIMEOUT_MS',
+    'EGGMESH_HEALTH_PROBE_FAILURES',
+  ],
+});
 const config = loadConfig();
 const script = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 const url = (port: number) => `http://${config.host}:${port}`;

@@ -1,31 +1,33 @@
-import { parseArgs } from 'node:util';
-import { loadConfig } from '@eggmesh/service-kit';
+import {
+  type CliOption,
+  type CommandSpec,
+  loadConfig,
+  parseCommandLine,
+  usageError,
+} from '@eggmesh/service-kit';
 import { economy, presets } from './economy.js';
 
-const usage = `Usage: pnpm seed [--size small|medium|large] [--farms N] [--days N] [--seed N] [--url URL]
-
-Fills a running eggmesh with a realistic egg economy through the public REST API
-(farms, coops, hens, containers, consumers, then --days of lay reports, deposits,
-transfers, withdrawals and consumption). Default size: small. Default URL: the write-api.`;
-
-const { values } = parseArgs({
+const spec = {
+  command: 'pnpm seed',
+  summary:
+    'Fills a running eggmesh with a realistic egg economy through the public REST API (farms, coops, hens,\ncontainers, consumers, then --days of lay reports, deposits, transfers, withdrawals and consumption).',
   options: {
-    size: { type: 'string', default: 'small' },
-    farms: { type: 'string' },
-    days: { type: 'string' },
-    seed: { type: 'string', default: '42' },
-    url: { type: 'string' },
-    chunk: { type: 'string', default: '500' },
-    help: { type: 'boolean', short: 'h', default: false },
+    size: { type: 'string', value: 'small|medium|large', description: 'preset size (default small)' },
+    farms: { type: 'string', value: 'N', description: "number of farms (default: the preset's)" },
+    days: { type: 'string', value: 'N', description: "days of events (default: the preset's)" },
+    seed: { type: 'string', value: 'N', description: 'random seed, same seed same economy (default 42)' },
+    url: { type: 'string', value: 'URL', description: 'write-api base URL (default EGGMESH_WRITE_API_URL)' },
+    chunk: { type: 'string', value: 'N', description: 'rows per bulk request (default 500)' },
   },
-});
-if (values.help) {
-  console.log(usage);
-  process.exit(0);
-}
-const fail = (message: string): never => {
-  console.error(`${message}\n\n${usage}`);
-  process.exit(2);
+  env: ['EGGMESH_WRITE_API_URL', 'EGGMESH_HOST', 'WRITE_API_PORT'],
+} as const satisfies CommandSpec<Readonly<Record<string, CliOption>>>;
+
+const values = parseCommandLine(spec);
+const fail = (message: string): never => usageError(spec, message);
+/** A failure while seeding (not a bad command line): the message alone, exit 1. */
+const die = (message: string): never => {
+  console.error(message);
+  process.exit(1);
 };
 const whole = (value: string | undefined, name: string) => {
   if (value === undefined) return undefined;
@@ -33,7 +35,8 @@ const whole = (value: string | undefined, name: string) => {
   return Number.isInteger(n) && n >= 1 ? n : fail(`--${name} must be a whole number ≥ 1`);
 };
 
-const preset = presets[values.size as keyof typeof presets] ?? fail(`unknown --size ${values.size}`);
+const sizeName = values.size ?? 'small';
+const preset = presets[sizeName as keyof typeof presets] ?? fail(`unknown --size ${sizeName}`);
 const size = {
   ...preset,
   farms: whole(values.farms, 'farms') ?? preset.farms,
@@ -58,9 +61,9 @@ for (const { entity, rows } of batches) {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(rows.slice(i, i + chunk)),
     }).catch((error: unknown) =>
-      fail(`cannot reach ${base} (${String(error)}): is the stack running (pnpm start)?`),
+      die(`cannot reach ${base} (${String(error)}): is the stack running (pnpm start)?`),
     );
-    if (response.status !== 201) fail(`${entity}: ${response.status} ${await response.text()}`);
+    if (response.status !== 201) die(`${entity}: ${response.status} ${await response.text()}`);
     position = Number(response.headers.get('x-log-position') ?? position);
     written += Math.min(chunk, rows.length - i);
   }
