@@ -1,0 +1,233 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { configSchema, loadConfig } from '@eggmesh/service-kit';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+// These machines cannot run Docker: the compose file is checked against the configuration instead.
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const composeDir = join(root, 'infra/compose');
+const read = (path: string) => readFileSync(join(root, path), 'utf8');
+
+interface Healthcheck {
+  readonly test?: readonly string[];
+}
+interface Service {
+  readonly image?: string;
+  readonly command?: readonly string[];
+  readonly environment?: Record<string, string>;
+  readonly ports?: readonly string[];
+  readonly volumes?: readonly string[];
+  readonly healthcheck?: Healthcheck;
+  readonly restart?: string;
+  readonly depends_on?: Record<string, { readonly condition: string }>;
+  readonly deploy?: { readonly replicas?: number };
+  readonly build?: { readonly context: string; readonly dockerfile: string };
+}
+interface Compose {
+  readonly services: Record<string, Service>;
+  readonly volumes: Record<string, unknown>;
+}
+
+const compose = parse(read('infra/compose/docker-compose.yml'), { merge: true }) as Compose;
+const services = compose.services;
+const ours = Object.entries(services).filter(([, s]) => s.image === 'eggmesh:local');
+
+/** Defaults as docs/configuration.md states them. */
+const documented = new Map(
+  [...read('docs/configuration.md').matchAll(/^\| `([A-Z_]+)` \| ([^|]+) \|/gm)].map((m) => [
+    m[1]!,
+    m[2]!.trim().replace(/`/g, ''),
+  ]),
+);
+
+/** Each eggmesh service, the setting that holds its port, and whether it is published on the host. */
+const portOf = {
+  'write-api': 'WRITE_API_PORT',
+  'read-api': 'READ_API_PORT',
+  projector: 'PROJECTOR_PORT',
+  relay: 'RELAY_PORT',
+  edge: 'EDGE_PORT',
+} as const;
+
+/** Services whose sources are being written on another branch; once there, they are checked like the rest. */
+const addedByRelayWork = ['relay'];
+
+/** Settings the compose stack leaves out, and why. */
+const notForCompose = {
+  EGGMESH_DEV_MONGODB_PORT: 'the local MongoDB-wire dev server; compose runs real MongoDB',
+  EGGMESH_DEV_KAFKA_PORT: 'the local dev broker; compose runs its own Kafka',
+  EGGMESH_HEALTH_PROBE_INTERVAL_MS: "pnpm start's supervisor; compose has its own healthchecks",
+  EGGMESH_HEALTH_PROBE_TIMEOUT_MS: "pnpm start's supervisor; compose has its own healthchecks",
+  EGGMESH_HEALTH_PROBE_FAILURES: "pnpm start's supervisor; compose has its own healthchecks",
+} as const;
+
+/** The environment a container gets when `docker compose` runs with none of these variables set. */
+const resolved = (env: Record<string, string>) =>
+  Object.fromEntries(
+    Object.entries(env).map(([name, value]) => {
+      const m = /^\$\{([A-Z_]+):-(.*)\}$/.exec(String(value));
+      return [name, m ? m[2]! : String(value)];
+    }),
+  );
+
+describe('infra/compose/docker-compose.yml', () => {
+  it('has the MongoDB replica set, its one-shot initiator, Kafka and every eggmesh service', () => {
+    expect(Object.keys(services).sort()).toEqual(
+      [
+        'edge',
+        'kafka',
+        'mongo-init',
+        'mongo1',
+        'mongo2',
+        'mongo3',
+        'projector',
+        'read-api',
+        'relay',
+        'write-api',
+      ].sort(),
+    );
+    for (const name of ['mongo1', 'mongo2', 'mongo3']) {
+      expect(services[name]!.image).toMatch(/^mongo:/);
+      expect(services[name]!.command).toEqual(['mongod', '--replSet', 'rs0', '--bind_ip_all']);
+    }
+    const init = services['mongo-init']!;
+    expect(init.restart).toBe('no');
+    expect(init.command?.join(' ')).toMatch(/mongosh .*--file \/init\/mongo-init\.js/);
+    expect(read('infra/compose/mongo-init.js')).toMatch(/rs\.initiate\(\{ _id: 'rs0'/);
+    for (const member of ['mongo1:27017', 'mongo2:27017', 'mongo3:27017']) {
+      expect(read('infra/compose/mongo-init.js')).toContain(`'${member}'`);
+    }
+    const kafka = services.kafka!;
+    expect(kafka.image).toMatch(/^apache\/kafka:/);
+    expect(kafka.environment?.KAFKA_PROCESS_ROLES).toBe('broker,controller');
+    expect(kafka.environment?.KAFKA_ADVERTISED_LISTENERS).toBe('PLAINTEXT://kafka:9092');
+    expect(kafka.environment?.CLUSTER_ID).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(services['read-api']!.deploy?.replicas).toBe(2);
+    expect(ours.map(([name]) => name).sort()).toEqual(Object.keys(portOf).sort());
+  });
+
+  it('sets only real settings, and every setting but the local-dev ones, to values the services accept', () => {
+    const known = Object.keys(configSchema.shape);
+    for (const [name, service] of ours) {
+      const env = service.environment ?? {};
+      for (const variable of Object.keys(env)) expect(known, `${name} sets ${variable}`).toContain(variable);
+      expect(Object.keys(env).sort(), name).toEqual(
+        known.filter((v) => !Object.hasOwn(notForCompose, v)).sort(),
+      );
+      // What the containers see with nothing overridden must pass the services' own validation.
+      const config = loadConfig(resolved(env));
+      expect(config).toMatchObject({
+        host: '0.0.0.0',
+        dataDir: '/data',
+        store: 'mongodb',
+        log: 'kafka',
+        mongodb: { uri: 'mongodb://mongo1,mongo2,mongo3/?replicaSet=rs0', writeConcern: 'majority' },
+        kafka: { brokers: ['kafka:9092'] },
+        upstreams: { write: 'http://write-api:3034', read: 'http://read-api:3035' },
+      });
+    }
+  });
+
+  it('lets each tunable be overridden by the same name and falls back to its documented default', () => {
+    const scaled = new Set(['EGGMESH_STORE', 'EGGMESH_MONGODB_URI', 'EGGMESH_LOG', 'EGGMESH_KAFKA_BROKERS']);
+    const env = ours[0]![1].environment ?? {};
+    let interpolated = 0;
+    for (const [name, value] of Object.entries(env)) {
+      const m = /^\$\{([A-Z_]+):-(.*)\}$/.exec(value);
+      if (!m) continue;
+      interpolated++;
+      expect(m[1], name).toBe(name);
+      if (!scaled.has(name)) expect(m[2], name).toBe(documented.get(name));
+    }
+    expect(interpolated).toBeGreaterThan(25);
+  });
+
+  it('gives every service a healthcheck (the one-shot initiator excepted), ours over HTTP /health via node', () => {
+    const oneShots = new Set(
+      Object.values(services).flatMap((s) =>
+        Object.entries(s.depends_on ?? {})
+          .filter(([, d]) => d.condition === 'service_completed_successfully')
+          .map(([name]) => name),
+      ),
+    );
+    expect([...oneShots]).toEqual(['mongo-init']);
+    for (const [name, service] of Object.entries(services)) {
+      if (oneShots.has(name)) continue;
+      expect(service.healthcheck?.test?.length, `${name} has a healthcheck`).toBeGreaterThan(1);
+    }
+    for (const [name, service] of ours) {
+      const port = documented.get(portOf[name as keyof typeof portOf]);
+      expect(service.environment?.[portOf[name as keyof typeof portOf]], name).toBe(port);
+      const test = service.healthcheck?.test ?? [];
+      expect(test.slice(0, 3), name).toEqual(['CMD', 'node', '-e']);
+      expect(test[3], name).toContain(`fetch('http://127.0.0.1:${port}/health')`);
+    }
+  });
+
+  it('publishes each service on its documented port (the read-api replicas only behind the edge)', () => {
+    for (const [name, service] of ours) {
+      const port = documented.get(portOf[name as keyof typeof portOf]);
+      if (name === 'read-api') {
+        expect(service.ports).toBeUndefined();
+        continue;
+      }
+      expect(service.ports, name).toEqual([`${port}:${port}`]);
+    }
+    for (const name of ['mongo1', 'mongo2', 'mongo3', 'mongo-init', 'kafka'])
+      expect(services[name]!.ports).toBeUndefined();
+  });
+
+  it('runs entry files the workspace builds (src/<file>.ts compiled to dist/<file>.js)', () => {
+    for (const [name, service] of ours) {
+      const [node, file, ...rest] = service.command ?? [];
+      expect([node, rest], name).toEqual(['node', []]);
+      const m = /^services\/([a-z-]+)\/dist\/([a-z-]+)\.js$/.exec(file ?? '');
+      expect(m, `${name}: ${file}`).not.toBeNull();
+      const [, dir, entry] = m!;
+      expect(dir).toBe(name);
+      const source = join(root, 'services', dir!, 'src', `${entry}.ts`);
+      if (addedByRelayWork.includes(name) && !existsSync(join(root, 'services', dir!))) continue;
+      expect(existsSync(source), source).toBe(true);
+      const tsconfig = read(`services/${dir}/tsconfig.json`);
+      expect(tsconfig).toMatch(/"rootDir": "src"/);
+      expect(tsconfig).toMatch(/"outDir": "dist"/);
+    }
+  });
+
+  it('keeps data in named volumes and depends only on services it has', () => {
+    for (const [name, service] of Object.entries(services)) {
+      for (const volume of service.volumes ?? []) {
+        const [source] = volume.split(':');
+        if (source!.startsWith('./')) {
+          expect(existsSync(join(composeDir, source!)), `${name}: ${source}`).toBe(true);
+          continue;
+        }
+        expect(Object.keys(compose.volumes), `${name}: ${volume}`).toContain(source);
+      }
+      for (const dependency of Object.keys(service.depends_on ?? {}))
+        expect(Object.keys(services), `${name} depends on ${dependency}`).toContain(dependency);
+    }
+    for (const name of ['mongo1', 'mongo2', 'mongo3', 'kafka', 'write-api'])
+      expect(services[name]!.volumes?.length, name).toBe(1);
+  });
+
+  it('builds every service from the one root Dockerfile: build stage, production dependencies, non-root', () => {
+    for (const [name, service] of ours)
+      expect(service.build, name).toEqual({ context: '../..', dockerfile: 'Dockerfile' });
+    const dockerfile = read('Dockerfile');
+    const stages = [...dockerfile.matchAll(/^FROM \S+ AS (\w+)$/gm)].map((m) => m[1]);
+    expect(stages).toEqual(['build', 'runtime']);
+    const runtime = dockerfile.slice(dockerfile.indexOf('AS runtime'));
+    expect(dockerfile).toMatch(/python3 make g\+\+/);
+    expect(dockerfile).toMatch(/pnpm@10\.34\.9/);
+    expect(dockerfile).toMatch(/pnpm install --frozen-lockfile --offline --prod/);
+    expect(runtime).toMatch(/^COPY --from=build /m);
+    expect(runtime).toMatch(/^USER node$/m);
+    expect(runtime).not.toMatch(/pnpm install|apt-get/);
+    const ignored = read('.dockerignore').split('\n');
+    for (const entry of ['**/node_modules', '**/dist', '.git', 'data']) expect(ignored).toContain(entry);
+  });
+});
