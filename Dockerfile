@@ -19,8 +19,10 @@ RUN pnpm fetch
 COPY . .
 RUN pnpm install --frozen-lockfile --offline \
  && pnpm run build
-# Production dependencies only: drops TypeScript, vitest, Biome and every other devDependency.
-RUN pnpm install --frozen-lockfile --offline --prod --config.confirmModulesPurge=false
+# Production dependencies only, installed afresh from the store: no TypeScript, vitest, Biome or other
+# devDependency, and not the perf workspace's load tools. The build output (dist/) stays.
+RUN rm -rf node_modules packages/*/node_modules services/*/node_modules perf/node_modules \
+ && pnpm install --frozen-lockfile --offline --prod --filter '!@eggmesh/perf'
 # What runs: each package's manifest, build output and node_modules links, and the store they point to
 # (pnpm links are relative, so the tree moves as a whole). No sources, tests or the perf workspace.
 RUN mkdir -p /out \

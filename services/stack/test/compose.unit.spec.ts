@@ -223,7 +223,7 @@ describe('infra/compose/docker-compose.yml', () => {
     const runtime = dockerfile.slice(dockerfile.indexOf('AS runtime'));
     expect(dockerfile).toMatch(/python3 make g\+\+/);
     expect(dockerfile).toMatch(/pnpm@10\.34\.9/);
-    expect(dockerfile).toMatch(/pnpm install --frozen-lockfile --offline --prod/);
+    expect(dockerfile).toMatch(/pnpm install --frozen-lockfile --offline --prod --filter '!@eggmesh\/perf'/);
     expect(runtime).toMatch(/^COPY --from=build /m);
     expect(runtime).toMatch(/^USER node$/m);
     expect(runtime).not.toMatch(/pnpm install|apt-get/);
