@@ -70,3 +70,14 @@ export function unknownEnvWarnings(
         `warning: ${name} is not an eggmesh setting and is ignored; did you mean ${closestName(name, known)}? (every setting: docs/configuration.md)`,
     );
 }
+
+/** `env` without the EGGMESH_* names no eggmesh process reads (what a supervisor passes on to its services). */
+export function withoutUnknownEnv(
+  env: Record<string, string | undefined>,
+  known: readonly string[] = knownEnvNames(),
+): Record<string, string | undefined> {
+  const knownSet = new Set(known);
+  return Object.fromEntries(
+    Object.entries(env).filter(([name]) => !name.startsWith('EGGMESH_') || knownSet.has(name)),
+  );
+}

@@ -10,7 +10,14 @@ export {
   usageError,
 } from './cli.js';
 export { type Config, ConfigError, configSchema, exitCodes, loadConfig } from './config.js';
-export { closestName, editDistance, knownEnvNames, toolEnvNames, unknownEnvWarnings } from './env-check.js';
+export {
+  closestName,
+  editDistance,
+  knownEnvNames,
+  toolEnvNames,
+  unknownEnvWarnings,
+  withoutUnknownEnv,
+} from './env-check.js';
 export { type EventLoopMonitor, type EventLoopStats, monitorEventLoop } from './event-loop.js';
 export { applyHttpLimits } from './http-limits.js';
 export {

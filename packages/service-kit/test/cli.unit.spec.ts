@@ -9,6 +9,7 @@ import {
   readCommandLine,
   toolEnvNames,
   unknownEnvWarnings,
+  withoutUnknownEnv,
 } from '@eggmesh/service-kit';
 import { describe, expect, it } from 'vitest';
 
@@ -88,6 +89,12 @@ describe('unknown EGGMESH_* variables', () => {
       'warning: EGGMESH_LOG_LEVL is not an eggmesh setting and is ignored; did you mean EGGMESH_LOG_LEVEL? (every setting: docs/configuration.md)',
     ]);
     expect(unknownEnvWarnings({ EGGMESH_HOST: 'x', EGGMESH_KAFKA_TOPIC: 't' })).toEqual([]);
+  });
+
+  it('can be left out of the environment a supervisor passes on', () => {
+    expect(
+      withoutUnknownEnv({ EGGMESH_DATADIR: 'x', EGGMESH_HOST: 'h', EGGMESH_FUZZ_SEED: '1', PATH: '/bin' }),
+    ).toEqual({ EGGMESH_HOST: 'h', EGGMESH_FUZZ_SEED: '1', PATH: '/bin' });
   });
 
   it('picks the nearest name by edit distance', () => {

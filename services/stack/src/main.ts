@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { commonServiceEnv, loadConfig, parseCommandLine } from '@eggmesh/service-kit';
+import { commonServiceEnv, loadConfig, parseCommandLine, withoutUnknownEnv } from '@eggmesh/service-kit';
 import { Supervisor } from './supervisor.js';
 
 parseCommandLine({
@@ -43,7 +43,9 @@ const services = [
 
 const supervisor = new Supervisor({
   services,
-  env: { ...process.env, EGGMESH_DATA_DIR: config.dataDir },
+  // Unknown EGGMESH_* names (likely typos) were warned about above, once; the services would only warn
+  // again, each, and ignore them too.
+  env: { ...withoutUnknownEnv(process.env), EGGMESH_DATA_DIR: config.dataDir },
   write: (line) => process.stdout.write(`${line}\n`),
   shutdownTimeoutMs: config.shutdownTimeoutMs,
   healthProbe: config.healthProbe,

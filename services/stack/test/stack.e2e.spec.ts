@@ -278,7 +278,8 @@ describe('the embedded stack through the edge', () => {
     const second = mkdtempSync(join(tmpdir(), 'eggmesh-stack-second-'));
     try {
       const child = spawn(process.execPath, [main], {
-        env: { ...env, EGGMESH_DATA_DIR: second },
+        // A typo is warned about once, by the supervisor, not again by each service it starts.
+        env: { ...env, EGGMESH_DATA_DIR: second, EGGMESH_SHUTDOWN_TIMEOUT: '5000' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let text = '';
@@ -296,6 +297,8 @@ describe('the embedded stack through the edge', () => {
       expect(stopped, text).not.toBeNull();
       expect(ports[stopped![1]!], text).toBe(Number(stopped![2]));
       expect(text).not.toContain('eggmesh is up');
+      expect(text.match(/EGGMESH_SHUTDOWN_TIMEOUT is not an eggmesh setting/g), text).toHaveLength(1);
+      expect(text).toContain('did you mean EGGMESH_SHUTDOWN_TIMEOUT_MS?');
     } finally {
       rmSync(second, { recursive: true, force: true });
     }
