@@ -55,10 +55,17 @@ export const graphqlErrors = {
     status: 400,
     summary: 'the `x-min-position` header is not a non-negative integer',
   },
-  BAD_ARGUMENT: {
-    code: 'EGGMESH_GRAPHQL_BAD_ARGUMENT',
+  BAD_ID: {
+    code: 'EGGMESH_BAD_ID',
     status: 400,
-    summary: 'an argument value is out of range (e.g. `limit` below 1)',
+    summary:
+      'an `id` argument is not a UUID (the code REST answers for such an id); reported on its field, which answers null, status 200',
+  },
+  BAD_QUERY: {
+    code: 'EGGMESH_BAD_QUERY',
+    status: 400,
+    summary:
+      'an argument is out of range: `limit` outside 1..`EGGMESH_LIST_MAX_LIMIT`, a negative `at` (the code REST answers for `?limit=`/`?at=`); reported on its field, which answers null, status 200',
   },
   BAD_VALUE: {
     code: 'EGGMESH_GRAPHQL_BAD_VALUE',
