@@ -15,10 +15,14 @@ afterAll(async () => f.close());
 interface GqlError {
   readonly message: string;
   readonly path?: readonly (string | number)[];
-  readonly extensions: { readonly code: string };
+  readonly extensions: { readonly code: string; readonly classification?: string };
 }
 const errorsOf = (body: { errors?: GqlError[] }) =>
-  (body.errors ?? []).map((e) => ({ path: e.path?.join('.'), code: e.extensions.code }));
+  (body.errors ?? []).map((e) => {
+    // Marked as the client's mistake for generic tools too (graphql-java's classification).
+    expect(e.extensions.classification).toBe('ValidationError');
+    return { path: e.path?.join('.'), code: e.extensions.code };
+  });
 
 describe('a malformed id', () => {
   it('unified single, entity getById and id filters answer EGGMESH_BAD_ID on the field; siblings answer', async () => {
