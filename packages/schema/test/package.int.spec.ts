@@ -243,8 +243,10 @@ console.log(JSON.stringify({
     );
   });
 
-  it('type-checks in TypeScript consumers of either module system', () => {
-    const use = (load: string) => `${load}
+  it(
+    'type-checks in TypeScript consumers of either module system',
+    () => {
+      const use = (load: string) => `${load}
 const report: LayReport = { hen_id: 'h', coop_id: 'c', farm_id: 'f', eggs: 1, timestamp: 't' };
 const name: EntityName = 'farm_output';
 const parsed = layReportSchema.safeParse(report);
@@ -256,33 +258,43 @@ if (parsed.success) {
 const wrong: EntityName = 'chicken';
 export { wrong };
 `;
-    const imports =
-      "{ entities, type EntityName, jsonSchemaOf, type LayReport, layReportSchema } from '@eggmesh/schema'";
-    writeFileSync(join(consumer, 'esm.mts'), use(`import ${imports};`));
-    writeFileSync(join(consumer, 'cjs.cts'), use(`import ${imports};`));
-    writeFileSync(
-      join(consumer, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          target: 'es2022',
-          strict: true,
-          noEmit: true,
-          types: [],
-        },
-        files: ['esm.mts', 'cjs.cts'],
-      }),
-    );
-    const traced = node([tsc, '-p', '.', '--traceResolution'], consumer);
-    // Each file resolves to the declarations of its own build.
-    expect(traced).toMatch(/'@eggmesh\/schema' was successfully resolved to '[^']*dist\/esm\/index\.d\.ts'/);
-    expect(traced).toMatch(/'@eggmesh\/schema' was successfully resolved to '[^']*dist\/cjs\/index\.d\.ts'/);
-  });
+      const imports =
+        "{ entities, type EntityName, jsonSchemaOf, type LayReport, layReportSchema } from '@eggmesh/schema'";
+      writeFileSync(join(consumer, 'esm.mts'), use(`import ${imports};`));
+      writeFileSync(join(consumer, 'cjs.cts'), use(`import ${imports};`));
+      writeFileSync(
+        join(consumer, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            module: 'nodenext',
+            moduleResolution: 'nodenext',
+            target: 'es2022',
+            strict: true,
+            noEmit: true,
+            types: [],
+          },
+          files: ['esm.mts', 'cjs.cts'],
+        }),
+      );
+      const traced = node([tsc, '-p', '.', '--traceResolution'], consumer);
+      // Each file resolves to the declarations of its own build.
+      expect(traced).toMatch(
+        /'@eggmesh\/schema' was successfully resolved to '[^']*dist\/esm\/index\.d\.ts'/,
+      );
+      expect(traced).toMatch(
+        /'@eggmesh\/schema' was successfully resolved to '[^']*dist\/cjs\/index\.d\.ts'/,
+      );
+    },
+    TIMEOUT,
+  );
 });
 
 describe('@eggmesh/schema tests', () => {
-  it('type-check (the expectTypeOf assertions of schemas.unit.spec.ts)', () => {
-    expect(() => node([tsc, '-p', 'packages/schema/test'], root)).not.toThrow();
-  });
+  it(
+    'type-check (the expectTypeOf assertions of schemas.unit.spec.ts)',
+    () => {
+      expect(() => node([tsc, '-p', 'packages/schema/test'], root)).not.toThrow();
+    },
+    TIMEOUT,
+  );
 });
