@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the system tools the tests need when they are missing and this machine can install them
 # (root with apt-get: Debian/Ubuntu, as on CI): Java 17+ and Maven for the MongoDB-wire test server,
-# python3 with venv for schemathesis. Elsewhere it installs nothing; the callers then say what is missing.
-#   usage: infra/ensure-tools.sh java|python [...]
+# python3 with venv for schemathesis, Chromium for the GraphiQL browser test, jq and curl for the
+# README examples. Elsewhere it installs nothing; the callers then say what is missing.
+#   usage: infra/ensure-tools.sh java|python|chromium|jq|curl [...]
 set -uo pipefail
 
 missing=()
@@ -15,6 +16,12 @@ for tool in "$@"; do
     python)
       command -v python3 >/dev/null 2>&1 || missing+=(python3)
       python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+      ;;
+    chromium)
+      command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+      ;;
+    jq | curl)
+      command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
       ;;
   esac
 done

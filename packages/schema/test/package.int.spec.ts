@@ -1,9 +1,17 @@
 // The published shape of @eggmesh/schema: build as the root `build` script does, `pnpm pack`, install
 // the tarball into a throwaway consumer project, and use it from ESM, CommonJS and TypeScript.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -64,8 +72,8 @@ beforeAll(() => {
     join(consumer, 'package.json'),
     JSON.stringify({ name: 'eggmesh-schema-consumer', version: '1.0.0', private: true }, null, 2),
   );
-  // zod comes from the registry, as it would for any user.
-  run('npm', ['install', tarball, '--no-audit', '--no-fund', '--loglevel=error'], consumer);
+  // zod is a peer: the consumer brings its own, from the registry, as any user would.
+  run('npm', ['install', tarball, 'zod@^4.1.0', '--no-audit', '--no-fund', '--loglevel=error'], consumer);
 }, TIMEOUT);
 
 afterAll(() => {
@@ -110,25 +118,63 @@ const expected = {
 };
 
 describe('@eggmesh/schema tarball', () => {
-  it('holds the ESM and CJS builds with declarations, and no sources or tests', () => {
+  it('holds the ESM and CJS builds with declarations, the sources their maps name, a LICENSE; no tests or build state', () => {
     for (const f of [
       'package.json',
       'README.md',
+      'LICENSE',
       'dist/esm/index.js',
       'dist/esm/index.d.ts',
       'dist/cjs/index.js',
       'dist/cjs/index.d.ts',
       'dist/cjs/package.json',
+      'src/index.ts',
     ]) {
       expect(files).toContain(f);
     }
     expect(
-      files.filter((f) => f.startsWith('src/') || f.startsWith('test/') || f.startsWith('scripts/')),
+      files.filter((f) => f.startsWith('test/') || f.startsWith('scripts/') || f.includes('tsconfig')),
     ).toEqual([]);
+    expect(files.filter((f) => f.endsWith('.tsbuildinfo'))).toEqual([]);
+    expect(files.filter((f) => f.includes('.spec.'))).toEqual([]);
+    const installed = join(consumer, 'node_modules/@eggmesh/schema');
+    expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
+  });
+
+  it('ships no source map pointing at a file it does not ship', () => {
+    const maps = files.filter((f) => f.endsWith('.map'));
+    expect(maps.length).toBeGreaterThan(0);
+    const installed = join(consumer, 'node_modules/@eggmesh/schema');
+    const missing: string[] = [];
+    for (const map of maps) {
+      const { sources, sourceRoot } = JSON.parse(readFileSync(join(installed, map), 'utf8')) as {
+        sources: string[];
+        sourceRoot?: string;
+      };
+      for (const source of sources) {
+        const path = posix.normalize(posix.join(posix.dirname(map), sourceRoot ?? '', source));
+        if (!files.includes(path)) missing.push(`${map} → ${path}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('declares zod as a peer (one zod in the consumer), a real repository, MIT', () => {
     const manifest = JSON.parse(
       readFileSync(join(consumer, 'node_modules/@eggmesh/schema/package.json'), 'utf8'),
     );
-    expect(manifest.dependencies).toEqual({ zod: expect.any(String) });
+    expect(manifest.peerDependencies).toEqual({ zod: expect.stringMatching(/^\^4\./) });
+    expect(manifest.dependencies ?? {}).toEqual({});
+    expect(manifest.license).toBe('MIT');
+    expect(manifest.repository).toEqual({
+      type: 'git',
+      url: 'git+https://github.com/eggmesh/eggmesh.git',
+      directory: 'packages/schema',
+    });
+    expect(manifest.files).toEqual(expect.arrayContaining(['dist', 'src', 'LICENSE']));
+    // The consumer's own zod is the one the package uses: no nested copy.
+    expect(existsSync(join(consumer, 'node_modules/@eggmesh/schema/node_modules/zod'))).toBe(false);
+    expect(existsSync(join(consumer, 'node_modules/zod/package.json'))).toBe(true);
     expect(manifest.exports['.'].import.default).toBe('./dist/esm/index.js');
     expect(manifest.exports['.'].require.default).toBe('./dist/cjs/index.js');
     expect(
@@ -143,6 +189,31 @@ describe('@eggmesh/schema tarball', () => {
     expect(out).toMatchObject(expected);
     expect(out.names).toHaveLength(13);
     expect(out.kinds.filter((k: string) => k === 'projection')).toHaveLength(3);
+  });
+
+  it("mixes with the consumer's own zod schemas, in ESM and CommonJS", () => {
+    const mix = `const farm = { name: 'F', farm_type: 'homestead', zone: 'north' };
+const wrapped = z.object({ farm: s.farmSchema, reports: z.array(s.layReportSchema).max(2) });
+console.log(JSON.stringify({
+  parsed: wrapped.parse({ farm, reports: [] }),
+  refused: wrapped.safeParse({ farm: { ...farm, farm_type: 'spaceship' }, reports: [] }).success,
+  same: s.farmSchema instanceof z.ZodType,
+}));`;
+    const want = {
+      parsed: { farm: { name: 'F', farm_type: 'homestead', zone: 'north' }, reports: [] },
+      refused: false,
+      same: true,
+    };
+    const esm = node(
+      ['--input-type=module', '-e', `import { z } from 'zod'; import * as s from '@eggmesh/schema';\n${mix}`],
+      consumer,
+    );
+    expect(JSON.parse(esm)).toEqual(want);
+    const cjs = node(
+      ['-e', `const { z } = require('zod'); const s = require('@eggmesh/schema');\n${mix}`],
+      consumer,
+    );
+    expect(JSON.parse(cjs)).toEqual(want);
   });
 
   it('requires from a CommonJS consumer', () => {
@@ -172,8 +243,10 @@ describe('@eggmesh/schema tarball', () => {
     );
   });
 
-  it('type-checks in TypeScript consumers of either module system', () => {
-    const use = (load: string) => `${load}
+  it(
+    'type-checks in TypeScript consumers of either module system',
+    () => {
+      const use = (load: string) => `${load}
 const report: LayReport = { hen_id: 'h', coop_id: 'c', farm_id: 'f', eggs: 1, timestamp: 't' };
 const name: EntityName = 'farm_output';
 const parsed = layReportSchema.safeParse(report);
@@ -185,33 +258,43 @@ if (parsed.success) {
 const wrong: EntityName = 'chicken';
 export { wrong };
 `;
-    const imports =
-      "{ entities, type EntityName, jsonSchemaOf, type LayReport, layReportSchema } from '@eggmesh/schema'";
-    writeFileSync(join(consumer, 'esm.mts'), use(`import ${imports};`));
-    writeFileSync(join(consumer, 'cjs.cts'), use(`import ${imports};`));
-    writeFileSync(
-      join(consumer, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          target: 'es2022',
-          strict: true,
-          noEmit: true,
-          types: [],
-        },
-        files: ['esm.mts', 'cjs.cts'],
-      }),
-    );
-    const traced = node([tsc, '-p', '.', '--traceResolution'], consumer);
-    // Each file resolves to the declarations of its own build.
-    expect(traced).toMatch(/'@eggmesh\/schema' was successfully resolved to '[^']*dist\/esm\/index\.d\.ts'/);
-    expect(traced).toMatch(/'@eggmesh\/schema' was successfully resolved to '[^']*dist\/cjs\/index\.d\.ts'/);
-  });
+      const imports =
+        "{ entities, type EntityName, jsonSchemaOf, type LayReport, layReportSchema } from '@eggmesh/schema'";
+      writeFileSync(join(consumer, 'esm.mts'), use(`import ${imports};`));
+      writeFileSync(join(consumer, 'cjs.cts'), use(`import ${imports};`));
+      writeFileSync(
+        join(consumer, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            module: 'nodenext',
+            moduleResolution: 'nodenext',
+            target: 'es2022',
+            strict: true,
+            noEmit: true,
+            types: [],
+          },
+          files: ['esm.mts', 'cjs.cts'],
+        }),
+      );
+      const traced = node([tsc, '-p', '.', '--traceResolution'], consumer);
+      // Each file resolves to the declarations of its own build.
+      expect(traced).toMatch(
+        /'@eggmesh\/schema' was successfully resolved to '[^']*dist\/esm\/index\.d\.ts'/,
+      );
+      expect(traced).toMatch(
+        /'@eggmesh\/schema' was successfully resolved to '[^']*dist\/cjs\/index\.d\.ts'/,
+      );
+    },
+    TIMEOUT,
+  );
 });
 
 describe('@eggmesh/schema tests', () => {
-  it('type-check (the expectTypeOf assertions of schemas.unit.spec.ts)', () => {
-    expect(() => node([tsc, '-p', 'packages/schema/test'], root)).not.toThrow();
-  });
+  it(
+    'type-check (the expectTypeOf assertions of schemas.unit.spec.ts)',
+    () => {
+      expect(() => node([tsc, '-p', 'packages/schema/test'], root)).not.toThrow();
+    },
+    TIMEOUT,
+  );
 });

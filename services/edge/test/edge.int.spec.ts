@@ -46,7 +46,7 @@ describe('edge', () => {
     expect(upstreamFor('/farm/graph')).toBe('read');
     expect(upstreamFor('/graphql')).toBe('read');
     expect(upstreamFor('/graphiql')).toBe('read');
-    expect(upstreamFor('/graphiql/main.js')).toBe('read');
+    expect(upstreamFor('/graphiql/assets/graphiql.min.js')).toBe('read');
     expect(upstreamFor('/farm/apix')).toBeNull();
     expect(upstreamFor('/')).toBeNull();
   });

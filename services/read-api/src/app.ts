@@ -10,6 +10,7 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { httpErrors } from './errors.js';
 import { graphqlEndpoint, type ReadStore } from './graphql/endpoint.js';
+import { GRAPHIQL_ASSETS, registerGraphiql } from './http/graphiql.js';
 import { entityResolvers, unifiedResolvers } from './schema/resolvers.js';
 import { entitySdl, unifiedSdl } from './schema/sdl.js';
 
@@ -26,6 +27,7 @@ const graphPaths = new Set(['/graphql', ...entityNames.map((entity) => `/${entit
 function allowedMethods(path: string): readonly string[] | undefined {
   if (graphPaths.has(path)) return ['GET', 'HEAD', 'POST', 'OPTIONS'];
   if (path === '/health' || path === '/ready' || path === '/graphiql') return ['GET', 'HEAD'];
+  if (path.startsWith(`${GRAPHIQL_ASSETS}/`)) return ['GET', 'HEAD'];
   return undefined;
 }
 
@@ -89,7 +91,6 @@ export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): 
         path: `/${entity}/graph`,
         schema: entitySdl(entity, config.list),
         resolvers: entityResolvers(entity),
-        graphiql: false,
         store,
         clock,
         config,
@@ -101,11 +102,11 @@ export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): 
       path: '/graphql',
       schema: unifiedSdl(config.list, config.graphql),
       resolvers: unifiedResolvers(),
-      graphiql: true,
       store,
       clock,
       config,
     }),
   );
+  registerGraphiql(app, '/graphql');
   return app;
 }

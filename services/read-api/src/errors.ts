@@ -55,10 +55,19 @@ export const graphqlErrors = {
     status: 400,
     summary: 'the `x-min-position` header is not a non-negative integer',
   },
-  BAD_ARGUMENT: {
-    code: 'EGGMESH_GRAPHQL_BAD_ARGUMENT',
+  BAD_ID: {
+    code: 'EGGMESH_BAD_ID',
     status: 400,
-    summary: 'an argument value is out of range (e.g. `limit` below 1)',
+    classification: 'ValidationError',
+    summary:
+      'an `id` argument is not a UUID (the code REST answers for such an id); reported on its field, which answers null, status 200',
+  },
+  BAD_QUERY: {
+    code: 'EGGMESH_BAD_QUERY',
+    status: 400,
+    classification: 'ValidationError',
+    summary:
+      'an argument is out of range: `limit` outside 1..`EGGMESH_LIST_MAX_LIMIT`, a negative `at` (the code REST answers for `?limit=`/`?at=`); reported on its field, which answers null, status 200',
   },
   BAD_VALUE: {
     code: 'EGGMESH_GRAPHQL_BAD_VALUE',
@@ -81,6 +90,16 @@ const statusByCode = new Map<string, number>(Object.values(graphqlErrors).map((e
 /** The HTTP status an error code stands for, or undefined for a code this package does not define. */
 export function statusOf(code: unknown): number | undefined {
   return typeof code === 'string' ? statusByCode.get(code) : undefined;
+}
+
+/**
+ * `extensions.classification` of an error that is the client's mistake although it sits on a field
+ * (a bad argument): graphql-java's name for it, which generic clients and tools (schemathesis) read to
+ * tell such errors from server failures.
+ */
+export function classificationOf(code: unknown): string | undefined {
+  const entry = Object.values(graphqlErrors).find((e) => e.code === code);
+  return entry && 'classification' in entry ? entry.classification : undefined;
 }
 
 /** A GraphQL error carrying one of our codes. */

@@ -12,6 +12,21 @@ export const AT = Symbol('eggmesh.at');
 /** A row as GraphQL resolves it: payload fields plus `id` (projections: the public document). */
 export type Node = Record<string, unknown> & { [AT]?: number | undefined };
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** An id argument that is not a UUID is the client's error, as in a REST path (`EGGMESH_BAD_ID`). */
+export function checkId(id: string): void {
+  if (!UUID.test(id))
+    throw graphqlError('BAD_ID', `id must be a UUID (got ${JSON.stringify(id.slice(0, 64))})`);
+}
+
+/** `at` is epoch ms, never negative, as REST's `?at=`. */
+function checkAt(at: number | null | undefined): number | undefined {
+  if (at == null) return undefined;
+  if (at < 0) throw graphqlError('BAD_QUERY', `at must be a number ≥ 0 (epoch ms), got ${at}`);
+  return at;
+}
+
 /** The arguments every list query takes. */
 export interface PageArgs {
   readonly at?: number | null;
@@ -151,12 +166,14 @@ export class ReadContext {
     at: number | null | undefined,
   ): Promise<Node | null> {
     if (id == null) return null;
+    checkId(id);
+    const when = checkAt(at);
     return this.read(
       1,
-      () => this.store.get(entity, id, { at: at ?? undefined }),
+      () => this.store.get(entity, id, { at: when }),
       (record) => {
         if (!record) return null;
-        const node = this.node(entity, record, at ?? undefined);
+        const node = this.node(entity, record, when);
         this.take([node]);
         return node;
       },
@@ -212,6 +229,6 @@ export class ReadContext {
     const { defaultLimit, maxLimit } = this.limits;
     const limit = args.limit ?? defaultLimit;
     checkLimit(limit, maxLimit);
-    return { at: args.at ?? undefined, limit, after: args.after ?? undefined };
+    return { at: checkAt(args.at), limit, after: args.after ?? undefined };
   }
 }

@@ -32,23 +32,13 @@ describe('estimateCost', () => {
     expect(cost('{ farm(id: "x") { coops(limit: 10000) { id } } }')).toBe(1 + 10_000);
   });
 
-  it('refuses a limit outside 1..max, literal or variable, as a request error', () => {
-    const refused = (query: string, variables?: Record<string, unknown>) => {
-      try {
-        cost(query, variables);
-      } catch (error) {
-        return (error as { extensions?: { code?: string } }).extensions?.code;
-      }
-      return 'accepted';
-    };
-    expect(refused('{ farms(limit: 10001) { id } }')).toBe('EGGMESH_GRAPHQL_BAD_ARGUMENT');
-    expect(refused('{ farm(id: "x") { coops(limit: 0) { id } } }')).toBe('EGGMESH_GRAPHQL_BAD_ARGUMENT');
-    expect(refused('query ($n: Int) { farms(limit: $n) { id } }', { n: -1 })).toBe(
-      'EGGMESH_GRAPHQL_BAD_ARGUMENT',
-    );
-    expect(refused('query ($n: Int) { farms(limit: $n) { id } }', { n: 10_000 })).toBe('accepted');
+  it('counts a limit outside 1..max as no rows: the field itself fails when it runs (EGGMESH_BAD_QUERY)', () => {
+    expect(cost('{ farms(limit: 10001) { id } farm(id: "x") { id } }')).toBe(1);
+    expect(cost('{ farm(id: "x") { coops(limit: 0) { hens { id } } } }')).toBe(1);
+    expect(cost('query ($n: Int) { farms(limit: $n) { coops { id } } }', { n: -1 })).toBe(0);
+    expect(cost('query ($n: Int) { farms(limit: $n) { id } }', { n: 10_000 })).toBe(10_000);
     // Not an Int at all: left to graphql's variable coercion, which refuses it the same way on every run.
-    expect(refused('query ($n: Int) { farms(limit: $n) { id } }', { n: 2 ** 32 })).toBe('accepted');
+    expect(cost('query ($n: Int) { farms(limit: $n) { id } }', { n: 2 ** 32 })).toBe(1000);
   });
 
   it('counts every root field and alias', () => {

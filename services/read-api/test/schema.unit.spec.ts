@@ -78,7 +78,8 @@ describe('the unified schema', () => {
       expect(field, `${r.parent}.${r.field}`).toBeDefined();
       expect(getNamedType(field!.type).name).toBe(entities[r.target].typeName);
       expect(String(field!.type)).toBe(
-        r.kind === 'list' ? `[${entities[r.target].typeName}!]!` : entities[r.target].typeName,
+        // Nullable lists: a bad `limit` nulls that list only (bad-arguments.int.spec.ts).
+        r.kind === 'list' ? `[${entities[r.target].typeName}!]` : entities[r.target].typeName,
       );
     }
   });

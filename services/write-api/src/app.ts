@@ -35,11 +35,14 @@ const version = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
 ).version;
 
-/** Maps storage and framework failures onto the error catalogue. */
-function toApiError(error: FastifyError | Error, bodyLimit: number): ApiError {
+/**
+ * Maps storage and framework failures onto the error catalogue. `index` (the failing item) is kept
+ * for bulk requests only: a single write is one operation, so the store's index 0 says nothing.
+ */
+function toApiError(error: FastifyError | Error, bodyLimit: number, bulk: boolean): ApiError {
   if (error instanceof ApiError) return error;
   if (isStoreError(error)) {
-    const at = error.index === undefined ? {} : { index: error.index };
+    const at = error.index === undefined || !bulk ? {} : { index: error.index };
     if (error.code === storeErrorCodes.ALREADY_EXISTS) {
       return new ApiError('EGGMESH_ALREADY_EXISTS', [error.entity ?? '', error.id ?? ''], at);
     }
@@ -109,7 +112,8 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
     // A request no route matches fails before the not-found handler when its body cannot be read
     // (QUERY without a content type…): the missing route is still the answer.
     if (request.is404) return notFound(request, reply);
-    const apiError = toApiError(error, request.routeOptions.bodyLimit ?? config.bodyLimitBytes);
+    const bulk = request.routeOptions.url?.endsWith('/bulk') ?? false;
+    const apiError = toApiError(error, request.routeOptions.bodyLimit ?? config.bodyLimitBytes, bulk);
     if (apiError.code === 'EGGMESH_INTERNAL') request.log.error({ err: error }, 'unhandled error');
     reply.code(apiError.statusCode).send(apiError.toBody());
   });

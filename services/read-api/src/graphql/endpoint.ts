@@ -26,7 +26,6 @@ export interface EndpointOptions {
   readonly path: string;
   readonly schema: string;
   readonly resolvers: Record<string, Record<string, unknown>>;
-  readonly graphiql: boolean;
   readonly store: ReadStore;
   readonly clock: () => number;
   readonly config: Config;
@@ -53,7 +52,8 @@ export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointO
     schema: options.schema,
     resolvers: options.resolvers as IResolvers,
     path: options.path,
-    graphiql: options.graphiql,
+    // GraphiQL is ours (http/graphiql.ts): mercurius' page loads its scripts from a CDN.
+    graphiql: false,
     jit: 1,
     graphql: { parseOptions: { maxTokens: config.graphql.maxTokens } },
     errorFormatter: formatErrors as never,

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
-import { type GraphqlErrorName, graphqlErrors, statusOf } from '../errors.js';
+import { classificationOf, type GraphqlErrorName, graphqlErrors, statusOf } from '../errors.js';
 import { GraphQLError } from './runtime.js';
 
 interface Coded {
@@ -118,7 +118,11 @@ export function formatErrors(
   const coded = execution.errors.flatMap((e) => classify(e, log));
   const errors = coded.map(({ error, code }) => {
     const json = error.toJSON();
-    return { ...json, extensions: { ...json.extensions, code } };
+    const classification = classificationOf(code);
+    return {
+      ...json,
+      extensions: { ...json.extensions, code, ...(classification ? { classification } : {}) },
+    };
   });
   for (const { error, code } of coded)
     if (code !== graphqlErrors.INTERNAL.code) log.info({ code }, error.message);

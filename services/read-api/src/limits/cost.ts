@@ -22,12 +22,14 @@ export interface CostModel {
   readonly maxRows?: number;
 }
 
-/** A `limit` outside 1..max is the client's error (the same rule as REST's `?limit=`). */
+/** A `limit` outside 1..max is the client's error (the same rule and code as REST's `?limit=`). */
 export function checkLimit(limit: number, maxLimit: number): void {
-  if (limit < 1 || limit > maxLimit) {
-    throw graphqlError('BAD_ARGUMENT', `limit must be between 1 and ${maxLimit} (got ${limit})`);
+  if (!validLimit(limit, maxLimit)) {
+    throw graphqlError('BAD_QUERY', `limit must be between 1 and ${maxLimit} (got ${limit})`);
   }
 }
+
+const validLimit = (limit: number, maxLimit: number): boolean => limit >= 1 && limit <= maxLimit;
 
 function operationOf(document: DocumentNode, operationName: string | null | undefined) {
   const operations = document.definitions.filter(
@@ -73,9 +75,8 @@ export function estimateCost(
     if (typeof limit !== 'number' || !Number.isInteger(limit) || Math.abs(limit) > 2 ** 31 - 1) {
       return model.defaultLimit;
     }
-    // Refused here, before anything runs, as REST refuses it: a request error, not a failed field.
-    checkLimit(limit, model.maxLimit);
-    return limit;
+    // Out of range: the field fails when it runs (its resolver refuses the limit) and reads nothing.
+    return validLimit(limit, model.maxLimit) ? limit : 0;
   };
 
   const maxRows = model.maxRows ?? Number.POSITIVE_INFINITY;

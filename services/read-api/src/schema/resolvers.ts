@@ -1,5 +1,5 @@
 import { type EntityName, entities, entityNames, relationsOf } from '@eggmesh/schema';
-import type { Node, PageArgs, ReadContext } from '../read-context.js';
+import { checkId, type Node, type PageArgs, type ReadContext } from '../read-context.js';
 import { unifiedNames } from './naming.js';
 import { safeIntScalar } from './safe-int.js';
 import { reachableFrom } from './sdl.js';
@@ -27,8 +27,14 @@ function relationResolvers(types: readonly EntityName[]): Resolvers {
   return resolvers;
 }
 
-/** Ids are stored in lower case (the schema package normalizes them); accept them in any case. */
-const lowerId = (id: string | null | undefined) => id?.toLowerCase();
+/**
+ * Ids are stored in lower case (the schema package normalizes them); accept them in any case. One that
+ * is not a UUID fails its field with `EGGMESH_BAD_ID`, as it fails a REST path.
+ */
+const lowerId = (id: string | null | undefined) => {
+  if (id != null) checkId(id);
+  return id?.toLowerCase();
+};
 
 interface RootNames {
   readonly single: string;

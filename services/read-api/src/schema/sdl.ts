@@ -81,7 +81,7 @@ export function typeSdl(entity: EntityName, limits: ListLimits): string {
     lines.push(
       relation.kind === 'single'
         ? `  ${relation.field}: ${target}`
-        : `  ${relation.field}(${RELATION_PAGE_ARGS}): [${target}!]!`,
+        : `  ${relation.field}(${RELATION_PAGE_ARGS}): [${target}!]`,
     );
   }
   return `${block(describeEntity(entity))}\ntype ${entities[entity].typeName} {\n${lines.join('\n')}\n}`;
@@ -106,7 +106,7 @@ const AT_TEXT =
   '`at` (epoch ms) reads the newest version written at or before that time, here and in every nested relation.';
 
 const pageText = (limits: ListLimits): string =>
-  `Ordered by id, one page at a time: at most \`limit\` rows (default ${limits.defaultLimit}, at most ${limits.maxLimit}; outside 1..${limits.maxLimit} the request is refused) whose id sorts after \`after\` (pass the last id of the previous page).`;
+  `Ordered by id, one page at a time: at most \`limit\` rows (default ${limits.defaultLimit}, at most ${limits.maxLimit}; outside 1..${limits.maxLimit} this field answers null with an \`EGGMESH_BAD_QUERY\` error) whose id sorts after \`after\` (pass the last id of the previous page).`;
 
 const filterArgument = (filter: FilterQuery, nonNull: boolean): string =>
   `${filter.argument}: ${filter.argument === 'id' ? 'ID' : 'String'}${nonNull ? '!' : ''}`;
@@ -152,7 +152,7 @@ export function unifiedSdl(limits: ListLimits, queryLimits?: QueryLimits): strin
       block(`The ${entity} with this id, or null. ${AT_TEXT}`, '  '),
       `  ${names.single}(id: ID!, at: Float): ${typeName}`,
       block(`Every ${entity}. ${pageText(limits)} ${AT_TEXT}`, '  '),
-      `  ${names.list}(${PAGE_ARGS}): [${typeName}!]!`,
+      `  ${names.list}(${PAGE_ARGS}): [${typeName}!]`,
     );
     for (const filter of filters) {
       fields.push(
@@ -160,7 +160,7 @@ export function unifiedSdl(limits: ListLimits, queryLimits?: QueryLimits): strin
           `The ${entity} rows whose \`${filter.field}\` equals \`${filter.argument}\`. ${pageText(limits)} ${AT_TEXT}`,
           '  ',
         ),
-        `  ${names.filters.get(filter.query)}(${filterArgument(filter, true)}, ${PAGE_ARGS}): [${typeName}!]!`,
+        `  ${names.filters.get(filter.query)}(${filterArgument(filter, true)}, ${PAGE_ARGS}): [${typeName}!]`,
       );
     }
   }
