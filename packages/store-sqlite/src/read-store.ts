@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { type EntityName, entities } from '@eggmesh/schema';
-import type { EntityReader, PageOptions, ReadOptions, RelationPageOptions } from '@eggmesh/store';
+import type { PageOptions, ReadOptions, ReadStore, RelationPageOptions } from '@eggmesh/store';
+import { ChangeSignal } from './change-signal.js';
 import { SqlitePrimaryStore } from './primary-store.js';
 import { ProjectionReader } from './projection-store.js';
 
@@ -13,24 +14,50 @@ export function dataFiles(dataDir: string) {
  * Reads every entity: actors and events from the primary file, projections from the current
  * projection generation. The read service opens it read-only; the write service passes its own primary.
  */
-export class SqliteReadStore implements EntityReader {
+export class SqliteReadStore implements ReadStore {
+  /** Wakes `changed()` waiters: the primary's files, CURRENT and the generation files change on commits. */
+  private readonly changes: ChangeSignal;
+  /** The change count when positions were last read: a change after it ends the next `changed()` at once. */
+  private seen = 0;
+
   constructor(
     readonly primary: SqlitePrimaryStore,
     readonly projections: ProjectionReader,
-  ) {}
+  ) {
+    this.changes = new ChangeSignal([
+      primary.file,
+      join(projections.dir, 'CURRENT'),
+      join(projections.dir, 'gen-'),
+    ]);
+  }
 
   private source(entity: EntityName) {
     return entities[entity].kind === 'projection' ? this.projections : this.primary.sync;
   }
 
   /** The log position the entity tables reflect (the replica is the primary's file itself). */
-  replicaPosition(): number {
+  async replicaPosition(): Promise<number> {
+    this.seen = this.changes.version;
     return this.primary.headSync();
   }
 
   /** The log position the projections reflect. */
-  projectionPosition(): number {
+  async projectionPosition(): Promise<number> {
+    this.seen = this.changes.version;
     return this.projections.checkpoint();
+  }
+
+  /**
+   * Resolves on the next change to the primary or the projections (inotify on their directories), at
+   * once when one landed since positions were last read, or after `timeoutMs` / on abort.
+   */
+  changed(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    return this.changes.next(this.seen, timeoutMs, signal);
+  }
+
+  async ping(): Promise<void> {
+    await this.primary.ping();
+    this.projections.checkpoint();
   }
 
   async get(entity: EntityName, id: string, options?: ReadOptions) {
@@ -55,6 +82,7 @@ export class SqliteReadStore implements EntityReader {
   }
 
   async close(): Promise<void> {
+    this.changes.close();
     this.projections.close();
     await this.primary.close();
   }
