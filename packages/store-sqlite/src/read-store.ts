@@ -1,8 +1,10 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type EntityName, entities } from '@eggmesh/schema';
 import type { PageOptions, ReadOptions, ReadStore, RelationPageOptions } from '@eggmesh/store';
 import { ChangeSignal } from './change-signal.js';
-import { SqlitePrimaryStore } from './primary-store.js';
+import { openPrimaryStore, SqlitePrimaryStore } from './primary-store.js';
 import { ProjectionReader } from './projection-store.js';
 
 /** Where the embedded tier keeps its files inside the data directory. */
@@ -95,4 +97,23 @@ export function openReadStore(dataDir: string): SqliteReadStore {
     new SqlitePrimaryStore({ file: files.primary, readonly: true }),
     new ProjectionReader(files.projectionsDir),
   );
+}
+
+/**
+ * Opens the primary of `dataDir` read-only, waiting (with one message to `say`) until the write
+ * service has created it. For consumers of the log (the projector, its rebuild).
+ */
+export async function openPrimaryWhenCreated(
+  dataDir: string,
+  say: (message: string) => void,
+  signal?: AbortSignal,
+): Promise<SqlitePrimaryStore> {
+  const file = dataFiles(dataDir).primary;
+  let told = false;
+  while (!existsSync(file)) {
+    if (!told) say(`waiting for ${file}: start the write-api first`);
+    told = true;
+    await sleep(500, undefined, signal ? { signal } : undefined);
+  }
+  return openPrimaryStore({ file, readonly: true });
 }

@@ -7,11 +7,11 @@ import {
   ChangeSignal,
   currentGeneration,
   dataFiles,
+  openPrimaryWhenCreated,
   openProjectionStore,
   type SqliteProjectionStore,
 } from '@eggmesh/store-sqlite';
 import { buildApp } from './app.js';
-import { openLogSource } from './open.js';
 import { Projector } from './projector.js';
 
 // The composition root: the SQLite adapters are built here and handed to the loop as ports.
@@ -19,7 +19,7 @@ const config = loadConfig();
 const stop = new AbortController();
 let running = false;
 
-const primary = await openLogSource(config.dataDir, (m) => console.error(m), stop.signal);
+const primary = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m), stop.signal);
 const files = dataFiles(config.dataDir);
 let store: SqliteProjectionStore = openProjectionStore({
   dir: files.projectionsDir,
