@@ -133,7 +133,14 @@ export class FoldBatch implements ProjectionWorkspace {
   /** Hens whose state this batch wrote, by the coop they now point at. */
   private readonly hensByCoop = new Map<string, Set<string>>();
   private readonly dirtyHens = new Set<string>();
-  private readonly versions = new Map<string, DocumentVersion>();
+  /** Every version written, in log order. */
+  private readonly versions: DocumentVersion[] = [];
+  /** Where each document's newest version sits in `versions`. */
+  private readonly newest: { [N in ProjectionName]: Map<string, number> } = {
+    container_inventory: new Map(),
+    hen_productivity: new Map(),
+    farm_output: new Map(),
+  };
   private readonly dirtyState = new Map<string, StateWrite>();
 
   constructor(private readonly committed: CommittedView) {}
@@ -159,13 +166,11 @@ export class FoldBatch implements ProjectionWorkspace {
     createdAt: number,
   ): void {
     this.docs[entity].set(id, { doc, live });
-    this.versions.set(`${foldKey(entity, id)}\u0000${createdAt}`, {
-      entity,
-      id,
-      payload: doc,
-      live,
-      createdAt,
-    });
+    const version = { entity, id, payload: doc, live, createdAt };
+    // Log times never go back, so only a document's newest version can share this one's time: replace it.
+    const at = this.newest[entity].get(id);
+    if (at !== undefined && this.versions[at]!.createdAt === createdAt) this.versions[at] = version;
+    else this.newest[entity].set(id, this.versions.push(version) - 1);
   }
 
   state<K extends StateKind>(kind: K, id: string): StateOf[K] | null {
@@ -209,7 +214,7 @@ export class FoldBatch implements ProjectionWorkspace {
 
   /** Every document version written, in log order (a later write at the same time replaces an earlier one). */
   documentWrites(): DocumentVersion[] {
-    return [...this.versions.values()];
+    return [...this.versions];
   }
 
   /** Every state row written, as it stands at the end of the batch. */
