@@ -2,9 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type EntityName, entities } from '@eggmesh/schema';
 import {
   type CommitResult,
-  type EventLog,
   isStoreError,
-  type LogEntry,
   type Operation,
   type PrimaryStore,
   type StoredRecord,
@@ -17,42 +15,15 @@ import {
   type ClientSession,
   type Collection,
   type Db,
-  MongoBulkWriteError,
   MongoClient,
   type ReadPreferenceMode,
   type W,
 } from 'mongodb';
 import { type CommitMode, chooseCommitMode } from './capabilities.js';
-import { duplicateKeyIndex, isUnreachable, toStoreError, translated } from './errors.js';
+import type { WakeMode } from './wake.js';
+import { duplicateKeyIndex, ignoreDuplicate, isUnreachable, translated } from './errors.js';
+import { type EntryDoc, fillPositions, LOG, type LogDoc, MongoEventLog } from './event-log.js';
 import { type CurrentDoc, MongoEntityReader, primaryEntities, type VersionDoc } from './reader.js';
-
-/** One entry inside a log record. */
-interface EntryDoc {
-  entity: EntityName;
-  id: string;
-  op: Operation;
-  payload: Record<string, unknown> | null;
-  previous: Record<string, unknown> | null;
-  created_at: number;
-}
-
-/**
- * One commit in `event_log`: the entries at positions `_id` … `last`. It is the commit record: a
- * commit happened exactly when its record is in the collection. `keys` names the version each entry
- * replaced (`entity/id/created_at`, 0 for none) under a unique index, so two commits can never
- * replace the same version. An `aborted` record holds a position nobody will write (no entries).
- */
-interface LogDoc {
-  _id: number;
-  last: number;
-  keys: string[];
-  entries: EntryDoc[];
-  /** Whether the versions of the entries are in the entity collections. */
-  applied: boolean;
-  aborted?: true;
-  /** Identifies the commit, to tell after an unknown outcome whether this record is ours. */
-  commit: string;
-}
 
 /** `counters` holds one document: the last allocated position and the time it was given. */
 interface CounterDoc {
@@ -87,6 +58,8 @@ export interface MongoPrimaryStoreOptions {
   readonly clock?: () => number;
   /** Test seams of the log-first protocol. */
   readonly hooks?: MongoStoreHooks;
+  /** How `log.waitBeyond` wakes: a change stream where the server has them (`auto`, default) or a poll. */
+  readonly wake?: 'auto' | WakeMode;
   /**
    * For the read side: no schema set-up or recovery at open, `commit` fails with STORE_READ_ONLY and
    * log readers never close gaps (they wait for a writer or the projector to do it).
@@ -96,7 +69,6 @@ export interface MongoPrimaryStoreOptions {
 
 /** How often a commit starts over after losing a race (another writer, or the gap filler). */
 const MAX_ATTEMPTS = 16;
-const LOG = 'event_log';
 /** The write path reads from the primary whatever the store's read preference. */
 const ON_PRIMARY = { readPreference: 'primary' } as const;
 const COUNTERS = 'counters';
@@ -128,7 +100,7 @@ class Mutex {
  */
 export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore {
   readonly client: MongoClient;
-  readonly log: EventLog;
+  readonly log: MongoEventLog;
   private mode: CommitMode = 'log-first';
   private readonly clock: () => number;
   private readonly gapTimeoutMs: number;
@@ -138,8 +110,6 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
   private readonly counters: Collection<CounterDoc>;
   /** The counter as this instance last wrote it; a stale value costs one failed compare-and-set. */
   private counter: CounterDoc | undefined;
-  /** When a reader first saw each missing position (performance.now()). */
-  private readonly gapsSeen = new Map<number, number>();
   /** A write's outcome was unknown: recover before the next commit. */
   private recoverBeforeCommit = false;
   private readonly readonly: boolean;
@@ -153,10 +123,11 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     this.readonly = options.readonly === true;
     this.logRecords = db.collection<LogDoc>(LOG);
     this.counters = db.collection<CounterDoc>(COUNTERS);
-    this.log = {
-      read: (after, limit) => translated(() => this.readLog(after, limit)),
-      head: () => translated(() => this.head()),
-    };
+    this.log = new MongoEventLog(db, {
+      gapTimeoutMs: this.gapTimeoutMs,
+      fillGaps: !this.readonly,
+      ...(options.wake ? { wake: options.wake } : {}),
+    });
   }
 
   /** Connects, creates collections and indexes, picks the commit mode and recovers unapplied commits. */
@@ -320,21 +291,8 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
   }
 
   /** Closes positions first … last with aborted records, stopping at one that exists. */
-  private async fill(first: number, last: number): Promise<void> {
-    if (first > last) return;
-    const records: LogDoc[] = [];
-    for (let p = first; p <= last; p++) {
-      records.push({
-        _id: p,
-        last: p,
-        keys: [`aborted/${p}`],
-        entries: [],
-        applied: true,
-        aborted: true,
-        commit: 'aborted',
-      });
-    }
-    await this.logRecords.insertMany(records, { ordered: true }).catch(ignoreDuplicate);
+  private fill(first: number, last: number): Promise<void> {
+    return fillPositions(this.logRecords, first, last);
   }
 
   private async applyRecordsHolding(keys: readonly string[]): Promise<void> {
@@ -522,81 +480,14 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     }
   }
 
-  // --- the log ------------------------------------------------------------------------------------
-
-  private async head(): Promise<number> {
-    const [newest] = await this.logRecords
-      .find({}, { projection: { last: 1 } })
-      .sort({ _id: -1 })
-      .limit(1)
-      .toArray();
-    return newest?.last ?? 0;
-  }
-
-  /**
-   * Entries after `after`, in position order, up to the first missing position: a reader never
-   * passes a position that may still commit. A position missing for `gapTimeoutMs` is closed with
-   * an aborted record (the unique `_id` makes the writer's late insert fail), then reading goes on.
-   */
-  private async readLog(after: number, limit: number): Promise<LogEntry[]> {
-    const out: LogEntry[] = [];
-    let expected = after + 1;
-    let filledAt: number | undefined;
-    read: while (out.length < limit) {
-      const want = Math.min(limit - out.length, 1000);
-      const records = await this.logRecords
-        .find({ last: { $gte: expected } })
-        .sort({ _id: 1 })
-        .limit(want)
-        .toArray();
-      for (const record of records) {
-        // Skips an aborted record inside a range a commit won (a filler that lost the race to it).
-        if (record.last < expected) continue;
-        if (record._id > expected) {
-          // Filled already and still missing: this reader lags the primary (a secondary); stop here.
-          if (this.readonly || filledAt === expected || !this.gapExpired(expected)) break read;
-          await this.fill(expected, record._id - 1);
-          filledAt = expected;
-          continue read;
-        }
-        for (let i = expected - record._id; i < record.entries.length && out.length < limit; i++) {
-          out.push(toEntry(record._id + i, record.entries[i]!));
-        }
-        if (out.length >= limit) break read;
-        expected = record.last + 1;
-      }
-      if (records.length < want) break;
-    }
-    for (const position of this.gapsSeen.keys()) if (position < expected) this.gapsSeen.delete(position);
-    return out;
-  }
-
-  private gapExpired(position: number): boolean {
-    const now = performance.now();
-    const seen = this.gapsSeen.get(position);
-    if (seen === undefined) this.gapsSeen.set(position, now);
-    return now - (seen ?? now) >= this.gapTimeoutMs;
-  }
-
   async ping(): Promise<void> {
     await translated(() => this.db.command({ ping: 1 }));
   }
 
   async close(): Promise<void> {
+    await this.log.close();
     await this.client.close();
   }
-}
-
-function toEntry(position: number, entry: EntryDoc): LogEntry {
-  return {
-    position,
-    entity: entry.entity,
-    id: entry.id,
-    op: entry.op,
-    payload: entry.payload,
-    previous: entry.previous,
-    createdAt: entry.created_at,
-  };
 }
 
 function result(record: LogDoc): CommitResult {
@@ -606,17 +497,6 @@ function result(record: LogDoc): CommitResult {
     payload: (e.op === 'delete' ? e.previous : e.payload) ?? {},
   }));
   return { records, position: record.last };
-}
-
-/** Swallows duplicate-key failures (an idempotent re-apply); rethrows anything else. */
-function ignoreDuplicate(error: unknown): void {
-  if (error instanceof MongoBulkWriteError) {
-    const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-    if (writeErrors.length > 0 && writeErrors.every((e) => e.code === 11000)) return;
-    throw error;
-  }
-  if (duplicateKeyIndex(error) !== undefined) return;
-  throw toStoreError(error);
 }
 
 /** Opens a MongoDB primary store (see MongoPrimaryStoreOptions). */
