@@ -2,11 +2,15 @@ import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, wr
 import { join } from 'node:path';
 import { type EntityName, entities, entityNames } from '@eggmesh/schema';
 import {
+  type LoadedProjections,
   type PageOptions,
+  type ProjectionCommit,
   type ProjectionDocument,
+  type ProjectionKeys,
   type ProjectionStateRow,
   type ProjectionStore,
   type ProjectionWrite,
+  projectionKey,
   type ReadOptions,
   type RelationPageOptions,
   type StoredRecord,
@@ -101,7 +105,7 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
   private readonly putState: Statement;
   private readonly readCheckpoint: Statement;
   private readonly writeCheckpoint: Statement;
-  private readonly commitTx: (batch: Parameters<ProjectionStore['commit']>[0]) => void;
+  private readonly commitTx: (batch: ProjectionCommit) => void;
 
   constructor(
     readonly dir: string,
@@ -123,7 +127,7 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
       .prepare("SELECT value FROM projector_meta WHERE key = 'checkpoint'")
       .pluck();
     this.writeCheckpoint = this.db.prepare("UPDATE projector_meta SET value = ? WHERE key = 'checkpoint'");
-    this.commitTx = this.db.transaction((batch: Parameters<ProjectionStore['commit']>[0]) => {
+    this.commitTx = this.db.transaction((batch: ProjectionCommit) => {
       const at = this.readCheckpoint.get() as number;
       if (at !== batch.expectedCheckpoint) {
         throw new StoreError(
@@ -187,10 +191,6 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
     return out;
   }
 
-  async loadDocuments(entity: EntityName, ids: readonly string[]) {
-    return this.loadDocumentsSync(entity, ids);
-  }
-
   loadStateSync(kind: string, ids: readonly string[]): Map<string, ProjectionStateRow> {
     const out = new Map<string, ProjectionStateRow>();
     for (const id of ids) {
@@ -200,23 +200,36 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
     return out;
   }
 
-  async loadState(kind: string, ids: readonly string[]) {
-    return this.loadStateSync(kind, ids);
-  }
-
   stateByRefSync(kind: string, ref: string): ProjectionStateRow[] {
     return (this.byRef.all(kind, ref) as StateRow[]).map(toStateRow);
   }
 
-  async stateByRef(kind: string, ref: string) {
-    return this.stateByRefSync(kind, ref);
+  async load(keys: ProjectionKeys): Promise<LoadedProjections> {
+    return this.db
+      .transaction(() => {
+        const documents = new Map<string, ProjectionDocument>();
+        for (const { entity, id } of keys.documents) {
+          const doc = this.loadDocumentsSync(entity, [id]).get(id);
+          if (doc) documents.set(projectionKey(entity, id), doc);
+        }
+        const state = new Map<string, ProjectionStateRow>();
+        for (const { kind, id } of keys.state) {
+          const row = this.loadStateSync(kind, [id]).get(id);
+          if (row) state.set(projectionKey(kind, id), row);
+        }
+        const stateByRef = new Map<string, ProjectionStateRow[]>();
+        for (const { kind, ref } of keys.stateByRef)
+          stateByRef.set(projectionKey(kind, ref), this.stateByRefSync(kind, ref));
+        return { checkpoint: this.checkpointSync(), documents, state, stateByRef };
+      })
+      .deferred();
   }
 
-  commitSync(batch: Parameters<ProjectionStore['commit']>[0]): void {
+  commitSync(batch: ProjectionCommit): void {
     this.commitTx(batch);
   }
 
-  async commit(batch: Parameters<ProjectionStore['commit']>[0]): Promise<void> {
+  async commit(batch: ProjectionCommit): Promise<void> {
     this.commitSync(batch);
   }
 
