@@ -1,8 +1,7 @@
 import type { EntityName } from '@eggmesh/schema';
-import type { LogEntry, Operation } from '@eggmesh/store';
+import type { EventLog, LogEntry, Operation } from '@eggmesh/store';
 import type { Collection, Db } from 'mongodb';
 import { ignoreDuplicate, translated } from './errors.js';
-import type { EventLogPort } from './ports.js';
 import { Wake, type WakeMode, waitUntil } from './wake.js';
 
 export const LOG = 'event_log';
@@ -89,8 +88,9 @@ const PAGE = 1000;
  * `waitBeyond` wakes on a change stream of `event_log` where the server has change streams, and
  * otherwise on a bounded poll of the head (20 ms, backing off to 100 ms while idle).
  */
-export class MongoEventLog implements EventLogPort {
+export class MongoEventLog implements EventLog {
   readonly records: Collection<LogDoc>;
+  private readonly db: Db;
   private readonly gapTimeoutMs: number;
   private readonly fillGaps: boolean;
   /** When this reader first saw each missing position (performance.now()). */
@@ -101,6 +101,7 @@ export class MongoEventLog implements EventLogPort {
   private readonly wakeMode: 'auto' | WakeMode;
 
   constructor(db: Db, options: MongoEventLogOptions = {}) {
+    this.db = db;
     this.records = db.collection<LogDoc>(LOG);
     this.gapTimeoutMs = options.gapTimeoutMs ?? 5000;
     this.fillGaps = options.fillGaps ?? true;
@@ -113,7 +114,7 @@ export class MongoEventLog implements EventLogPort {
   }
 
   private waker(): Promise<Wake> {
-    this.wake ??= Wake.open([this.records], this.wakeMode);
+    this.wake ??= Wake.open(this.db, [LOG], this.wakeMode);
     return this.wake;
   }
 

@@ -1,9 +1,18 @@
 export { type CommitMode, chooseCommitMode, supportsTransactions } from './capabilities.js';
 export { isUnreachable } from './errors.js';
+export { MongoEventLog, type MongoEventLogOptions } from './event-log.js';
 export {
   MongoPrimaryStore,
   type MongoPrimaryStoreOptions,
   type MongoStoreHooks,
   openMongoPrimaryStore,
 } from './primary-store.js';
-export { collectionNames, MongoEntityReader, primaryEntities } from './reader.js';
+export {
+  MongoProjectionReader,
+  MongoProjectionStore,
+  type MongoProjectionStoreOptions,
+  openMongoProjectionStore,
+} from './projection-store.js';
+export { MongoReadStore, type MongoReadStoreOptions, openMongoReadStore } from './read-store.js';
+export { collectionNames, MongoEntityReader, primaryEntities, projectionEntities } from './reader.js';
+export type { WakeMode } from './wake.js';

@@ -1,4 +1,4 @@
-import type { Collection, Document } from 'mongodb';
+import type { Db } from 'mongodb';
 
 /** How a waiter learns that the watched collections changed. */
 export type WakeMode = 'change-stream' | 'poll';
@@ -26,15 +26,13 @@ export class Wake {
 
   private constructor(public mode: WakeMode) {}
 
-  static async open<T extends Document>(
-    collections: readonly Collection<T>[],
-    want: 'auto' | WakeMode,
-  ): Promise<Wake> {
+  /** Watches the collections `names` of `db`. */
+  static async open(db: Db, names: readonly string[], want: 'auto' | WakeMode): Promise<Wake> {
     if (want === 'poll') return new Wake('poll');
     const wake = new Wake('change-stream');
     try {
-      for (const collection of collections) {
-        const stream = collection.watch([], { maxAwaitTimeMS: 500 });
+      for (const name of names) {
+        const stream = db.collection(name).watch([], { maxAwaitTimeMS: 500 });
         wake.streams.push(stream);
         // The first getMore tells whether the server has change streams (it fails at once if not).
         await stream.tryNext();
