@@ -20,10 +20,10 @@ import {
   type W,
 } from 'mongodb';
 import { type CommitMode, chooseCommitMode } from './capabilities.js';
-import type { WakeMode } from './wake.js';
 import { duplicateKeyIndex, ignoreDuplicate, isUnreachable, translated } from './errors.js';
 import { type EntryDoc, fillPositions, LOG, type LogDoc, MongoEventLog } from './event-log.js';
 import { type CurrentDoc, MongoEntityReader, primaryEntities, type VersionDoc } from './reader.js';
+import type { WakeMode } from './wake.js';
 
 /** `counters` holds one document: the last allocated position and the time it was given. */
 interface CounterDoc {

@@ -110,7 +110,10 @@ export class ProjectionCollections {
       const { versions, current } = this.entity(entity);
       await versions.createIndex({ id: 1, created_at: 1 }, { unique: true, name: 'id_created_at' });
       for (const field of entities[entity].indexedFields) {
-        await versions.createIndex({ [`payload.${field}`]: 1, id: 1, created_at: 1 }, { name: `by_${field}` });
+        await versions.createIndex(
+          { [`payload.${field}`]: 1, id: 1, created_at: 1 },
+          { name: `by_${field}` },
+        );
         await current.createIndex({ [`payload.${field}`]: 1, _id: 1 }, { name: `by_${field}` });
       }
     }
@@ -140,7 +143,9 @@ export class ProjectionCollections {
       // Its chunks are removed only after the checkpoint moved on: someone else finished it.
       const meta = await this.meta.findOne({ _id: 'checkpoint' });
       if (meta?.pending?.batch !== pending.batch) return;
-      throw new Error(`projection batch ${pending.batch} lost chunks (${chunks.length} of ${pending.chunks})`);
+      throw new Error(
+        `projection batch ${pending.batch} lost chunks (${chunks.length} of ${pending.chunks})`,
+      );
     }
     const documents = chunks.flatMap((c) => c.documents);
     const state = chunks.flatMap((c) => c.state);
@@ -189,10 +194,18 @@ export class ProjectionCollections {
         updateOne: {
           filter: {
             _id: doc.id,
-            $or: [{ position: { $lt: checkpoint } }, { position: checkpoint, created_at: { $lte: doc.createdAt } }],
+            $or: [
+              { position: { $lt: checkpoint } },
+              { position: checkpoint, created_at: { $lte: doc.createdAt } },
+            ],
           },
           update: {
-            $set: { created_at: doc.createdAt, deleted: !doc.live, payload: doc.payload, position: checkpoint },
+            $set: {
+              created_at: doc.createdAt,
+              deleted: !doc.live,
+              payload: doc.payload,
+              position: checkpoint,
+            },
           },
           upsert: true,
         },
@@ -279,9 +292,16 @@ export class MongoProjectionStore implements ProjectionStore {
         ids.add(id);
       }
       for (const [entity, ids] of byEntity) {
-        const docs = await this.collections.entity(entity).current.find({ _id: { $in: [...ids] } }).toArray();
+        const docs = await this.collections
+          .entity(entity)
+          .current.find({ _id: { $in: [...ids] } })
+          .toArray();
         for (const doc of docs) {
-          documents.set(projectionKey(entity, doc._id), { id: doc._id, payload: doc.payload ?? {}, live: !doc.deleted });
+          documents.set(projectionKey(entity, doc._id), {
+            id: doc._id,
+            payload: doc.payload ?? {},
+            live: !doc.deleted,
+          });
         }
       }
       const state = new Map<string, ProjectionStateRow>();
@@ -328,10 +348,7 @@ export class MongoProjectionStore implements ProjectionStore {
     if (settled.value !== batch.expectedCheckpoint) throw this.conflict(settled.value, batch);
     const id = randomUUID();
     const chunks: ChunkDoc[] = [];
-    const items = [
-      ...batch.documents.map((d) => ({ d })),
-      ...batch.state.map((s) => ({ s })),
-    ];
+    const items = [...batch.documents.map((d) => ({ d })), ...batch.state.map((s) => ({ s }))];
     for (let i = 0; i < items.length; i += CHUNK) {
       const slice = items.slice(i, i + CHUNK);
       chunks.push({
@@ -385,7 +402,12 @@ export class MongoProjectionStore implements ProjectionStore {
   }
 }
 
-const toRow = (row: StateDoc): ProjectionStateRow => ({ kind: row.kind, id: row.id, value: row.value, ref: row.ref });
+const toRow = (row: StateDoc): ProjectionStateRow => ({
+  kind: row.kind,
+  id: row.id,
+  value: row.value,
+  ref: row.ref,
+});
 
 /** How often a projection read starts over because batches kept landing during it, before it gives up. */
 const READ_ATTEMPTS = 100;
@@ -430,10 +452,19 @@ export class MongoProjectionReader extends MongoEntityReader {
   override get(entity: EntityName, id: string, options?: ReadOptions): Promise<StoredRecord | null> {
     return this.consistent(() => super.get(entity, id, options));
   }
-  override getMany(entity: EntityName, ids: readonly string[], options?: ReadOptions): Promise<StoredRecord[]> {
+  override getMany(
+    entity: EntityName,
+    ids: readonly string[],
+    options?: ReadOptions,
+  ): Promise<StoredRecord[]> {
     return this.consistent(() => super.getMany(entity, ids, options));
   }
-  override findBy(entity: EntityName, field: string, value: string, options: PageOptions): Promise<StoredRecord[]> {
+  override findBy(
+    entity: EntityName,
+    field: string,
+    value: string,
+    options: PageOptions,
+  ): Promise<StoredRecord[]> {
     return this.consistent(() => super.findBy(entity, field, value, options));
   }
   override findByAny(
@@ -449,6 +480,8 @@ export class MongoProjectionReader extends MongoEntityReader {
   }
 }
 
-export function openMongoProjectionStore(options: MongoProjectionStoreOptions): Promise<MongoProjectionStore> {
+export function openMongoProjectionStore(
+  options: MongoProjectionStoreOptions,
+): Promise<MongoProjectionStore> {
   return MongoProjectionStore.open(options);
 }

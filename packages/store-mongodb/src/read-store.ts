@@ -106,7 +106,10 @@ export class MongoReadStore implements ReadStore {
       wake,
       async () => {
         try {
-          const [replica, projection] = await Promise.all([this.replicaPosition(), this.projectionPosition()]);
+          const [replica, projection] = await Promise.all([
+            this.replicaPosition(),
+            this.projectionPosition(),
+          ]);
           return replica > before.replica || projection > before.projection;
         } catch {
           return true; // let the caller see the failure on its own read

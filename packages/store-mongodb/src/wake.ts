@@ -31,11 +31,17 @@ export class Wake {
     if (want === 'poll') return new Wake('poll');
     const wake = new Wake('change-stream');
     try {
+      // A probe tells whether the server has change streams (its first getMore fails at once if
+      // not); a stream used as an iterator cannot become an event emitter, so it is a separate one.
+      const probe = db.collection(names[0] ?? 'wake_probe').watch([], { maxAwaitTimeMS: 1 });
+      try {
+        await probe.tryNext();
+      } finally {
+        await probe.close().catch(() => undefined);
+      }
       for (const name of names) {
         const stream = db.collection(name).watch([], { maxAwaitTimeMS: 500 });
         wake.streams.push(stream);
-        // The first getMore tells whether the server has change streams (it fails at once if not).
-        await stream.tryNext();
         stream.on('change', () => wake.bump());
         stream.on('error', () => wake.fallBack());
       }
