@@ -3,7 +3,6 @@ import { type EntityName, entities } from '@eggmesh/schema';
 import {
   type CommitResult,
   isStoreError,
-  type Operation,
   type PrimaryStore,
   type StoredRecord,
   StoreError,

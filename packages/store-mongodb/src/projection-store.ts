@@ -22,7 +22,6 @@ import {
   type Collection,
   type Db,
   MongoClient,
-  type ReadPreferenceMode,
   type W,
 } from 'mongodb';
 import { type CommitMode, chooseCommitMode } from './capabilities.js';
