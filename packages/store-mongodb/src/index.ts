@@ -12,6 +12,7 @@ export {
   MongoProjectionStore,
   type MongoProjectionStoreOptions,
   openMongoProjectionStore,
+  type ProjectionHooks,
 } from './projection-store.js';
 export { MongoReadStore, type MongoReadStoreOptions, openMongoReadStore } from './read-store.js';
 export { collectionNames, MongoEntityReader, primaryEntities, projectionEntities } from './reader.js';

@@ -21,6 +21,7 @@ import {
   type ClientSession,
   type Collection,
   type Db,
+  MongoBulkWriteError,
   MongoClient,
   type W,
 } from 'mongodb';
@@ -73,8 +74,15 @@ export interface MongoProjectionStoreOptions {
   /** `auto` (default): transactions when the deployment has them, the pending-batch protocol otherwise. */
   readonly commitMode?: 'auto' | CommitMode;
   readonly serverSelectionTimeoutMS?: number;
-  /** Test seam: after the checkpoint compare-and-set named the batch, before its writes are applied. */
-  readonly afterBatchCommitted?: (checkpoint: number) => Promise<void>;
+  /** Test seams of the pending-batch protocol. */
+  readonly hooks?: ProjectionHooks;
+}
+
+export interface ProjectionHooks {
+  /** After the checkpoint compare-and-set named the batch, before any of its writes (tests crash here). */
+  afterBatchCommitted?(checkpoint: number): Promise<void>;
+  /** After one chunk of a pending batch was applied by this process (tests stall or crash here). */
+  afterChunkApplied?(checkpoint: number, chunk: number): Promise<void>;
 }
 
 /**
@@ -86,7 +94,10 @@ export class ProjectionCollections {
   readonly state: Collection<StateDoc>;
   readonly batches: Collection<ChunkDoc>;
 
-  constructor(readonly db: Db) {
+  constructor(
+    readonly db: Db,
+    private readonly hooks: ProjectionHooks = {},
+  ) {
     this.meta = db.collection<MetaDoc>(PROJECTOR_META);
     this.state = db.collection<StateDoc>(STATE);
     this.batches = db.collection<ChunkDoc>(BATCHES);
@@ -146,9 +157,12 @@ export class ProjectionCollections {
         `projection batch ${pending.batch} lost chunks (${chunks.length} of ${pending.chunks})`,
       );
     }
-    const documents = chunks.flatMap((c) => c.documents);
-    const state = chunks.flatMap((c) => c.state);
-    await this.write(pending.checkpoint, documents, state, undefined);
+    // Chunk by chunk: a real server applies a bulk write in parts anyway, so readers must (and do)
+    // tell a batch in progress from a finished one by the meta document, not by the data.
+    for (const chunk of chunks) {
+      await this.write(pending.checkpoint, chunk.documents, chunk.state, undefined);
+      await this.hooks.afterChunkApplied?.(pending.checkpoint, chunk.n);
+    }
     await this.meta.updateOne(
       { _id: 'checkpoint', 'pending.batch': pending.batch },
       { $set: { value: pending.checkpoint, pending: null } },
@@ -163,7 +177,9 @@ export class ProjectionCollections {
     state: readonly ProjectionStateRow[],
     session: ClientSession | undefined,
   ): Promise<void> {
-    const opts = session ? { session, ordered: false } : { ordered: false };
+    const opts: { ordered: false; session?: ClientSession } = session
+      ? { session, ordered: false }
+      : { ordered: false };
     const byEntity = new Map<EntityName, ProjectionWrite[]>();
     for (const doc of documents) {
       const list = byEntity.get(doc.entity) ?? [];
@@ -172,20 +188,32 @@ export class ProjectionCollections {
     }
     for (const [entity, list] of byEntity) {
       const { versions, current } = this.entity(entity);
-      // A version at the same (id, time) is replaced, unless a later batch wrote it already.
-      const versionOps: AnyBulkWriteOperation<VersionDoc>[] = list.map((doc) => ({
-        replaceOne: {
-          filter: { id: doc.id, created_at: doc.createdAt, position: { $lte: checkpoint } },
-          replacement: {
-            id: doc.id,
-            created_at: doc.createdAt,
-            deleted: !doc.live,
-            payload: doc.payload,
-            position: checkpoint,
-          },
-          upsert: true,
-        },
+      // Versions go in as inserts (the unique (id, created_at) index finds a clash without a scan);
+      // one that clashes is replaced, unless a later batch wrote it already.
+      const versionDocs = list.map((doc) => ({
+        id: doc.id,
+        created_at: doc.createdAt,
+        deleted: !doc.live,
+        payload: doc.payload,
+        position: checkpoint,
       }));
+      const clashes = await insertCollecting(versions, versionDocs, opts);
+      if (clashes.length > 0) {
+        const versionOps: AnyBulkWriteOperation<VersionDoc>[] = clashes.map((doc) => ({
+          replaceOne: {
+            filter: { id: doc.id, created_at: doc.created_at, position: { $lte: checkpoint } },
+            // Not `doc` itself: the insert gave it an `_id` of its own.
+            replacement: {
+              id: doc.id,
+              created_at: doc.created_at,
+              deleted: doc.deleted,
+              payload: doc.payload,
+              position: checkpoint,
+            },
+          },
+        }));
+        await versions.bulkWrite(versionOps, opts);
+      }
       // The current document moves forward in (batch, time) only; each id's last write of the batch.
       const last = new Map<string, ProjectionWrite>();
       for (const doc of list) last.set(doc.id, doc);
@@ -209,7 +237,6 @@ export class ProjectionCollections {
           upsert: true,
         },
       }));
-      await versions.bulkWrite(versionOps, opts).catch(ignoreDuplicate);
       await current.bulkWrite(currentOps, opts).catch(ignoreDuplicate);
     }
     if (state.length > 0) {
@@ -246,7 +273,7 @@ export class MongoProjectionStore implements ProjectionStore {
     readonly client: MongoClient,
     readonly collections: ProjectionCollections,
     readonly commitMode: CommitMode,
-    private readonly afterBatchCommitted: ((checkpoint: number) => Promise<void>) | undefined,
+    private readonly hooks: ProjectionHooks,
   ) {}
 
   static async open(options: MongoProjectionStoreOptions): Promise<MongoProjectionStore> {
@@ -260,14 +287,15 @@ export class MongoProjectionStore implements ProjectionStore {
       return await translated(async () => {
         await client.connect();
         const hello = await client.db('admin').command({ isMaster: 1 });
-        const collections = new ProjectionCollections(client.db(options.dbName));
+        const hooks = options.hooks ?? {};
+        const collections = new ProjectionCollections(client.db(options.dbName), hooks);
         await collections.ensureSchema();
         await collections.settled();
         return new MongoProjectionStore(
           client,
           collections,
           chooseCommitMode(hello, options.commitMode),
-          options.afterBatchCommitted,
+          hooks,
         );
       });
     } catch (error) {
@@ -369,7 +397,7 @@ export class MongoProjectionStore implements ProjectionStore {
       await this.collections.batches.deleteMany({ batch: id });
       throw this.conflict((await this.collections.settled()).value, batch);
     }
-    await this.afterBatchCommitted?.(batch.checkpoint);
+    await this.hooks.afterBatchCommitted?.(batch.checkpoint);
     await this.collections.finish(pending);
   }
 
@@ -398,6 +426,23 @@ export class MongoProjectionStore implements ProjectionStore {
 
   async close(): Promise<void> {
     await this.client.close();
+  }
+}
+
+/** Inserts `docs` unordered; answers the ones refused as duplicates (anything else throws). */
+async function insertCollecting(
+  collection: Collection<VersionDoc>,
+  docs: VersionDoc[],
+  opts: { ordered: false; session?: ClientSession },
+): Promise<VersionDoc[]> {
+  try {
+    await collection.insertMany(docs, opts);
+    return [];
+  } catch (error) {
+    if (!(error instanceof MongoBulkWriteError)) throw error;
+    const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+    if (writeErrors.some((e) => e.code !== 11000)) throw error;
+    return writeErrors.map((e) => docs[e.index]!);
   }
 }
 
