@@ -7,9 +7,7 @@ import {
   storeErrorCodes,
 } from '@eggmesh/store';
 import {
-  type MongoProjectionStore,
   type MongoProjectionStoreOptions,
-  MongoReadStore,
   openMongoProjectionStore,
   openMongoReadStore,
 } from '@eggmesh/store-mongodb';
