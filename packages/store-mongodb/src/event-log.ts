@@ -1,6 +1,6 @@
 import type { EntityName } from '@eggmesh/schema';
 import type { EventLog, LogEntry, Operation } from '@eggmesh/store';
-import type { Collection, Db } from 'mongodb';
+import { type Collection, type Db, MongoClient } from 'mongodb';
 import { ignoreDuplicate, translated } from './errors.js';
 import { Wake, type WakeMode, waitUntil } from './wake.js';
 
@@ -71,6 +71,8 @@ export interface MongoEventLogOptions {
   readonly fillGaps?: boolean;
   /** How waiters wake: a change stream when the server has one (`auto`), or the bounded poll. */
   readonly wake?: 'auto' | WakeMode;
+  /** A client this log owns: `close` closes it. */
+  readonly owner?: MongoClient;
 }
 
 /** Records read per round trip while walking the log. */
@@ -99,6 +101,7 @@ export class MongoEventLog implements EventLog {
   private known = 0;
   private wake: Promise<Wake> | undefined;
   private readonly wakeMode: 'auto' | WakeMode;
+  private readonly owner: MongoClient | undefined;
 
   constructor(db: Db, options: MongoEventLogOptions = {}) {
     this.db = db;
@@ -106,6 +109,7 @@ export class MongoEventLog implements EventLog {
     this.gapTimeoutMs = options.gapTimeoutMs ?? 5000;
     this.fillGaps = options.fillGaps ?? true;
     this.wakeMode = options.wake ?? 'auto';
+    this.owner = options.owner;
   }
 
   /** How `waitBeyond` wakes: `change-stream` or `poll` (opens the wake if no wait has yet). */
@@ -146,6 +150,7 @@ export class MongoEventLog implements EventLog {
     const wake = this.wake;
     this.wake = undefined;
     if (wake) await (await wake).close();
+    await this.owner?.close();
   }
 
   /**
@@ -201,4 +206,26 @@ export class MongoEventLog implements EventLog {
     if (seen === undefined) this.gapsSeen.set(position, now);
     return now - (seen ?? now) >= this.gapTimeoutMs;
   }
+}
+
+export interface OpenMongoEventLogOptions extends Omit<MongoEventLogOptions, 'owner'> {
+  readonly uri: string;
+  readonly dbName: string;
+  readonly serverSelectionTimeoutMS?: number;
+}
+
+/** Opens the event log of a database on a client of its own (the projector's log source). */
+export async function openMongoEventLog(options: OpenMongoEventLogOptions): Promise<MongoEventLog> {
+  const client = new MongoClient(options.uri, {
+    readPreference: 'primary',
+    serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000,
+  });
+  try {
+    await translated(() => client.connect());
+    await translated(() => client.db('admin').command({ ping: 1 }));
+  } catch (error) {
+    await client.close().catch(() => undefined);
+    throw error;
+  }
+  return new MongoEventLog(client.db(options.dbName), { ...options, owner: client });
 }

@@ -1,6 +1,19 @@
 export { type CommitMode, chooseCommitMode, supportsTransactions } from './capabilities.js';
+export {
+  Connecting,
+  ConnectingEventLog,
+  type ConnectingOptions,
+  ConnectingPrimaryStore,
+  ConnectingProjectionStore,
+  ConnectingReadStore,
+} from './connecting.js';
 export { isUnreachable } from './errors.js';
-export { MongoEventLog, type MongoEventLogOptions } from './event-log.js';
+export {
+  MongoEventLog,
+  type MongoEventLogOptions,
+  type OpenMongoEventLogOptions,
+  openMongoEventLog,
+} from './event-log.js';
 export {
   MongoPrimaryStore,
   type MongoPrimaryStoreOptions,

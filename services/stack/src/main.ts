@@ -1,8 +1,15 @@
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { loadConfig } from '@eggmesh/service-kit';
+import { infraServers, scaledEnv } from './infra.js';
 import { Supervisor } from './supervisor.js';
 
-const config = loadConfig();
+// `--scaled` (pnpm start:scaled): the scaled tier, on servers this supervisor starts locally first.
+const { values: flags } = parseArgs({ options: { scaled: { type: 'boolean', default: false } } });
+const env: NodeJS.ProcessEnv = flags.scaled ? { ...process.env, ...scaledEnv } : { ...process.env };
+const config = loadConfig(env);
+const infra = flags.scaled ? infraServers(config) : [];
+const infraEnv = Object.assign({}, ...infra.map((server) => server.serviceEnv)) as Record<string, string>;
 const script = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 const url = (port: number) => `http://${config.host}:${port}`;
 
@@ -27,8 +34,8 @@ const services = [
 ];
 
 const supervisor = new Supervisor({
-  services,
-  env: { ...process.env, EGGMESH_DATA_DIR: config.dataDir },
+  services: [...infra, ...services],
+  env: { ...env, ...infraEnv, EGGMESH_DATA_DIR: config.dataDir },
   write: (line) => process.stdout.write(`${line}\n`),
   shutdownTimeoutMs: config.shutdownTimeoutMs,
   healthProbe: config.healthProbe,
@@ -57,7 +64,7 @@ async function giveUp(name: string, reason: string): Promise<void> {
 process.on('SIGINT', () => void stop('SIGINT'));
 process.on('SIGTERM', () => void stop('SIGTERM'));
 
-supervisor.start();
+await supervisor.start();
 
 /**
  * Waits until the service answers /health as itself: its name and the pid this supervisor started.
@@ -94,9 +101,12 @@ if (!stopping) {
     [
       '',
       down.length === 0
-        ? 'eggmesh is up (embedded tier: SQLite files, no servers).'
+        ? config.store === 'mongodb'
+          ? `eggmesh is up (scaled tier: MongoDB at ${infraEnv.EGGMESH_MONGODB_URI ?? config.mongodb.uri}).`
+          : 'eggmesh is up (embedded tier: SQLite files, no servers).'
         : `not healthy yet: ${down.join(', ')}`,
       `  data        ${config.dataDir}`,
+      ...infra.map((server) => `  ${server.describe}`),
       `  REST        ${edge}/farm/api          (write-api ${url(config.ports.write)})`,
       `  GraphQL     ${edge}/graphql           (read-api ${url(config.ports.read)})`,
       `  GraphiQL    ${edge}/graphiql`,
