@@ -1,3 +1,4 @@
+export { bootLog, connectLog } from './boot-log.js';
 export { type Config, ConfigError, configSchema, exitCodes, loadConfig } from './config.js';
 export { type EventLoopMonitor, type EventLoopStats, monitorEventLoop } from './event-loop.js';
 export { applyHttpLimits } from './http-limits.js';

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig, serve } from '@eggmesh/service-kit';
+import { connectLog, loadConfig, serve } from '@eggmesh/service-kit';
+import { Connecting, ConnectingReadStore, openMongoReadStore } from '@eggmesh/store-mongodb';
 import { dataFiles, openReadStore, type SqliteReadStore } from '@eggmesh/store-sqlite';
 import { buildApp } from './app.js';
 
@@ -34,7 +35,24 @@ async function openWhenReady(dataDir: string): Promise<SqliteReadStore> {
   }
 }
 
+// The composition root: the storage adapters EGGMESH_STORE names are built here and nowhere else.
 const config = loadConfig();
-const store = await openWhenReady(config.dataDir);
+/** MongoDB: reads from secondaries when there are any; connects in the background (/ready 503 until then). */
+const mongoStore = () => {
+  const { uri, dbName } = config.mongodb;
+  return new ConnectingReadStore(
+    new Connecting(
+      () =>
+        openMongoReadStore({
+          uri,
+          dbName,
+          readPreference: 'secondaryPreferred',
+          serverSelectionTimeoutMS: 2000,
+        }),
+      connectLog('read-api', `MongoDB at ${uri}`),
+    ),
+  );
+};
+const store = config.store === 'mongodb' ? mongoStore() : await openWhenReady(config.dataDir);
 const app = buildApp({ config, store });
 await serve(app, { port: config.ports.read, config, onClose: () => store.close() });
