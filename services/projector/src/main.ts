@@ -44,13 +44,13 @@ async function openStores(): Promise<Stores> {
     const { uri, dbName, writeConcern } = config.mongodb;
     const log = new ConnectingEventLog(
       new Connecting(
-        () => openMongoEventLog({ uri, dbName, serverSelectionTimeoutMS: 2000 }),
+        () => openMongoEventLog({ uri, dbName, serverSelectionTimeoutMS: 5000 }),
         connectLog('projector', `MongoDB at ${uri}`),
       ),
     );
     const store = new ConnectingProjectionStore(
       new Connecting(() =>
-        openMongoProjectionStore({ uri, dbName, writeConcern, serverSelectionTimeoutMS: 2000 }),
+        openMongoProjectionStore({ uri, dbName, writeConcern, serverSelectionTimeoutMS: 5000 }),
       ),
     );
     return {
@@ -123,7 +123,11 @@ async function run(): Promise<void> {
         app.log.warn({ err: error }, 'another projector moved the checkpoint; continuing from it');
         continue;
       }
-      app.log.error({ err: error }, 'batch failed; retrying in 1 s');
+      if (isStoreError(error, storeErrorCodes.UNAVAILABLE)) {
+        app.log.warn({ reason: error.message }, 'storage unreachable; retrying in 1 s');
+      } else {
+        app.log.error({ err: error }, 'batch failed; retrying in 1 s');
+      }
       await sleep(1000, undefined, { signal: stop.signal }).catch(() => undefined);
     }
   }

@@ -47,7 +47,7 @@ const mongoStore = () => {
           uri,
           dbName,
           readPreference: 'secondaryPreferred',
-          serverSelectionTimeoutMS: 2000,
+          serverSelectionTimeoutMS: 5000,
         }),
       connectLog('read-api', `MongoDB at ${uri}`),
     ),

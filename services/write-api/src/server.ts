@@ -25,14 +25,14 @@ function mongoStores(): { primary: PrimaryStore; reader: EntityReader & { close(
   const log = connectLog('write-api', `MongoDB at ${uri}`);
   const primary = new ConnectingPrimaryStore(
     new Connecting(
-      () => openMongoPrimaryStore({ uri, dbName, writeConcern, serverSelectionTimeoutMS: 2000 }),
+      () => openMongoPrimaryStore({ uri, dbName, writeConcern, serverSelectionTimeoutMS: 5000 }),
       log,
     ),
   );
   // The write-api's REST reads go to the primary, so a client reads its own writes at once.
   const reader = new ConnectingReadStore(
     new Connecting(() =>
-      openMongoReadStore({ uri, dbName, readPreference: 'primary', serverSelectionTimeoutMS: 2000 }),
+      openMongoReadStore({ uri, dbName, readPreference: 'primary', serverSelectionTimeoutMS: 5000 }),
     ),
   );
   return { primary, reader };
