@@ -185,7 +185,8 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
     };
   }
 
-  private readonly file: string;
+  /** The database file. */
+  readonly file: string;
   private changes: ChangeSignal | undefined;
 
   /**

@@ -14,11 +14,11 @@ import {
   ChangeSignal,
   currentGeneration,
   dataFiles,
+  openPrimaryWhenCreated,
   openProjectionStore,
   type SqliteProjectionStore,
 } from '@eggmesh/store-sqlite';
 import { buildApp } from './app.js';
-import { openLogSource } from './open.js';
 import { Projector } from './projector.js';
 
 // The composition root: the adapters EGGMESH_STORE names are built here and handed to the loop as ports.
@@ -62,7 +62,7 @@ async function openStores(): Promise<Stores> {
       },
     };
   }
-  const primary = await openLogSource(config.dataDir, (m) => console.error(m), stop.signal);
+  const primary = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m), stop.signal);
   const sqlite = openProjectionStore({
     dir: dataFiles(config.dataDir).projectionsDir,
     synchronous: config.sqliteSync,

@@ -6,11 +6,11 @@ import {
   dataFiles,
   newGenerationName,
   openDatabase,
+  openPrimaryWhenCreated,
   openProjectionStore,
   promoteGeneration,
   removeStaleGenerations,
 } from '@eggmesh/store-sqlite';
-import { openLogSource } from './open.js';
 import { Projector } from './projector.js';
 
 const usage = `Usage: pnpm rebuild-projections [--batch N] [--json] [--quiet]
@@ -55,7 +55,7 @@ try {
   console.error(`another rebuild is running on ${dir}`);
   process.exit(3);
 }
-const log = await openLogSource(config.dataDir, (m) => console.error(m));
+const log = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m));
 const previous = currentGeneration(dir);
 const generation = newGenerationName();
 const store = openProjectionStore({ dir, generation, synchronous: config.sqliteSync, deferCurrent: true });
