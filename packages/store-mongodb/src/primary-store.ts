@@ -3,6 +3,7 @@ import { type EntityName, entities } from '@eggmesh/schema';
 import {
   type CommitResult,
   isStoreError,
+  type LogEntry,
   type PrimaryStore,
   type StoredRecord,
   StoreError,
@@ -200,6 +201,85 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
         this.mode === 'transactions' ? this.commitInTransaction(operations) : this.commitLogFirst(operations),
       ),
     );
+  }
+
+  /**
+   * Bulk-loads log entries that follow the current head, with their own positions and times (a
+   * dataset for benchmarks, a migration): log records, versions and current documents written with
+   * unordered inserts, the counter moved to the end. Not a commit path: no other writer may run.
+   */
+  async importLog(entries: readonly LogEntry[]): Promise<void> {
+    if (this.readonly) throw new StoreError(storeErrorCodes.READ_ONLY, 'this store was opened read-only');
+    if (entries.length === 0) return;
+    await translated(async () => {
+      const records: LogDoc[] = [];
+      const versions = new Map<EntityName, VersionDoc[]>();
+      const current = new Map<EntityName, Map<string, CurrentDoc>>();
+      // The versions the first entries replace: one `$in` per entity.
+      const before = new Map<string, number>();
+      const idsOf = new Map<EntityName, Set<string>>();
+      for (const { entity, id } of entries) idsOf.set(entity, (idsOf.get(entity) ?? new Set()).add(id));
+      for (const [entity, ids] of idsOf) {
+        const docs = await this.collections(entity)
+          .current.find({ _id: { $in: [...ids] } }, { ...ON_PRIMARY, projection: { created_at: 1 } })
+          .toArray();
+        for (const doc of docs) before.set(`${entity}/${doc._id}`, doc.created_at);
+      }
+      for (const entry of entries) {
+        const byId = current.get(entry.entity) ?? new Map<string, CurrentDoc>();
+        current.set(entry.entity, byId);
+        const replaced = byId.get(entry.id)?.created_at ?? before.get(`${entry.entity}/${entry.id}`);
+        const deleted = entry.op === 'delete';
+        records.push({
+          _id: entry.position,
+          last: entry.position,
+          keys: [keyOf(entry.entity, entry.id, replaced)],
+          entries: [
+            {
+              entity: entry.entity,
+              id: entry.id,
+              op: entry.op,
+              payload: entry.payload,
+              previous: entry.previous,
+              created_at: entry.createdAt,
+            },
+          ],
+          applied: true,
+          commit: 'import',
+        });
+        const list = versions.get(entry.entity) ?? [];
+        versions.set(entry.entity, list);
+        list.push({
+          id: entry.id,
+          created_at: entry.createdAt,
+          deleted,
+          payload: entry.payload,
+          position: entry.position,
+        });
+        byId.set(entry.id, {
+          _id: entry.id,
+          created_at: entry.createdAt,
+          deleted,
+          payload: entry.payload,
+          position: entry.position,
+        });
+      }
+      await this.logRecords.insertMany(records, { ordered: false });
+      for (const [entity, list] of versions)
+        await this.collections(entity).versions.insertMany(list, { ordered: false });
+      for (const [entity, byId] of current) {
+        await this.collections(entity).current.bulkWrite(
+          [...byId.values()].map((doc) => ({
+            replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true },
+          })),
+          { ordered: false },
+        );
+      }
+      const last = entries[entries.length - 1]!;
+      const time = Math.max(...entries.map((e) => e.createdAt));
+      await this.counters.updateOne({ _id: 'log' }, { $max: { seq: last.position, time } });
+      this.counter = undefined;
+    });
   }
 
   // --- the log-first protocol -------------------------------------------------------------------
