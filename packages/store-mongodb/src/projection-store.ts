@@ -132,12 +132,24 @@ export class ProjectionCollections {
       .catch((error: unknown) => ignoreDuplicate(error));
   }
 
-  /** The meta document, after finishing a pending batch if one is there. */
-  async settled(): Promise<{ value: number }> {
+  /**
+   * The meta document with no batch pending. A pending batch is first given `graceMs` to be finished
+   * by the projector applying it (readers poll for it, so N readers do not all redo its writes);
+   * one still pending after that (its projector died or stalls) is finished here (roll forward).
+   */
+  async settled(graceMs = 0): Promise<{ value: number }> {
+    let since: number | undefined;
+    let pause = 5;
     for (;;) {
       const meta = await this.meta.findOne({ _id: 'checkpoint' });
       if (!meta) return { value: 0 };
       if (!meta.pending) return meta;
+      since ??= performance.now();
+      if (performance.now() - since < graceMs) {
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        pause = Math.min(50, pause * 2);
+        continue;
+      }
       await this.finish(meta.pending);
     }
   }
@@ -465,20 +477,24 @@ const READ_ATTEMPTS = 100;
 export class MongoProjectionReader extends MongoEntityReader {
   readonly projection: ProjectionCollections;
 
-  constructor(db: Db) {
+  /** `pendingGraceMs`: how long a read waits for the projector to finish a pending batch before finishing it itself. */
+  constructor(
+    db: Db,
+    private readonly pendingGraceMs = 2000,
+  ) {
     super(db, projectionEntities);
     this.projection = new ProjectionCollections(db);
   }
 
-  /** The checkpoint whole batches are visible up to. */
+  /** The checkpoint whole batches are visible up to (a pending batch does not count yet). */
   async checkpoint(): Promise<number> {
-    return translated(async () => (await this.projection.settled()).value);
+    return translated(async () => (await this.projection.meta.findOne({ _id: 'checkpoint' }))?.value ?? 0);
   }
 
   private consistent<T>(read: () => Promise<T>): Promise<T> {
     return translated(async () => {
       for (let attempt = 1; ; attempt++) {
-        const before = await this.projection.settled();
+        const before = await this.projection.settled(this.pendingGraceMs);
         const out = await read();
         const after = await this.projection.meta.findOne({ _id: 'checkpoint' });
         const same = (after?.value ?? 0) === before.value && !after?.pending;

@@ -15,6 +15,11 @@ export interface MongoReadStoreOptions {
   readonly serverSelectionTimeoutMS?: number;
   /** How `changed` wakes: a change stream where the server has them (`auto`, default) or the bounded poll. */
   readonly wake?: 'auto' | WakeMode;
+  /**
+   * How long a projection read waits for the projector to finish a batch it is applying before it
+   * finishes the batch itself (a projector that died mid-batch); default 2000 ms.
+   */
+  readonly pendingGraceMs?: number;
 }
 
 /**
@@ -35,11 +40,12 @@ export class MongoReadStore implements ReadStore {
     readonly client: MongoClient,
     dbName: string,
     private readonly wakeMode: 'auto' | WakeMode,
+    pendingGraceMs: number | undefined,
   ) {
     const db = client.db(dbName);
     this.db = db;
     this.entities = new MongoEntityReader(db);
-    this.projections = new MongoProjectionReader(db);
+    this.projections = new MongoProjectionReader(db, pendingGraceMs);
     // The read side never closes log gaps: the writers and the projector do.
     this.log = new MongoEventLog(db, { fillGaps: false, wake: 'poll' });
   }
@@ -52,7 +58,12 @@ export class MongoReadStore implements ReadStore {
     });
     try {
       await translated(() => client.connect());
-      const store = new MongoReadStore(client, options.dbName, options.wake ?? 'auto');
+      const store = new MongoReadStore(
+        client,
+        options.dbName,
+        options.wake ?? 'auto',
+        options.pendingGraceMs,
+      );
       await store.ping();
       return store;
     } catch (error) {

@@ -35,7 +35,7 @@ describe(`MongoDB projection store on ${mongodbServer()} (pending-batch commits)
     return store;
   };
   const reader = async () => {
-    const store = await openMongoReadStore({ uri: mongodbUri(), dbName, wake: 'poll' });
+    const store = await openMongoReadStore({ uri: mongodbUri(), dbName, wake: 'poll', pendingGraceMs: 100 });
     closers.push(store);
     return store;
   };
