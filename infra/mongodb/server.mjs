@@ -113,11 +113,12 @@ export async function start(options = {}) {
 }
 
 // `node infra/mongodb/server.mjs`: a local dev server on EGGMESH_DEV_MONGODB_PORT (default 27017)
-// with its data in EGGMESH_DATA_DIR/mongodb (default ./data/mongodb); Ctrl-C stops it.
+// with its data in EGGMESH_DATA_DIR/mongodb (default ./data/mongodb) and its oplog on, so change
+// streams wake the services as on a replica set; Ctrl-C stops it. `pnpm start:scaled` runs it.
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const port = Number(process.env.EGGMESH_DEV_MONGODB_PORT ?? 27017);
   const dataDir = join(process.env.EGGMESH_DATA_DIR ?? './data', 'mongodb');
-  const server = await start({ port, dataDir, onLog: (chunk) => process.stderr.write(chunk) });
+  const server = await start({ port, dataDir, oplog: true, onLog: (chunk) => process.stderr.write(chunk) });
   process.stdout.write(
     `${serverName} at ${server.uri}, data in ${dataDir} (started in ${Math.round(server.startMs)} ms)\n`,
   );

@@ -14,6 +14,9 @@
  *                         small with --quick)
  *   --rebuild LIST|auto|none  presets whose projector rebuild (rebuild.js) is timed; auto (default): in a full
  *                         run (no --quick, no --scenario) the medium and national datasets already generated
+ *   --store sqlite|mongodb  the tier our services run on (default sqlite); mongodb starts a MongoDB-wire test
+ *                         server (mongo-java-server), loads the dataset into it and runs our services with
+ *                         EGGMESH_STORE=mongodb; the baselines stay the same; no rebuilds or scaling curve
  *   --cpu-prof            V8 CPU profiles of the servers (ours and baselines) and the rebuilds (implies
  *                         --keep; summarised in the report); profiling slows them, so do not quote a
  *                         profiled run's throughput
@@ -21,6 +24,7 @@
 import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CliOption, type CommandSpec, parseCommandLine } from '@eggmesh/service-kit';
+import { type RunningServer, serverName } from '../../infra/mongodb/server.mjs';
 import { Dataset, utcMidnight } from './data/dataset.js';
 import { isPresetName, type PresetName, presets } from './data/presets.js';
 import { mulberry32 } from './data/prng.js';
@@ -28,6 +32,7 @@ import { defaultDatasetDir, ensureDataset, isCurrent, readManifest } from './gen
 import { type ProfileSummary, summarizeProfilesIn } from './lib/cpuprofile.js';
 import { exists, machineFacts, repoRoot, resultsDir, shortCommit, workDir } from './lib/env.js';
 import { GateError } from './lib/gate.js';
+import { mongoNote, type StoreFigures, startMongoTier } from './lib/mongo.js';
 import { checkProjections, metricValue, waitForProjections } from './lib/projections.js';
 import { type RebuildFigures, rebuildEntry, runRebuild } from './lib/rebuild.js';
 import { type BenchReport, judgeTargets, type SetupFigures, writeReport } from './lib/report.js';
@@ -90,6 +95,12 @@ const spec = {
       type: 'boolean',
       description: 'V8 CPU profiles of every server and rebuild (implies --keep)',
     },
+    store: {
+      type: 'string',
+      value: 'sqlite|mongodb',
+      description:
+        'the primary store our services run on (default sqlite; mongodb starts the local MongoDB-wire server)',
+    },
   },
   env: [],
 } as const satisfies CommandSpec<Readonly<Record<string, CliOption>>>;
@@ -105,7 +116,10 @@ function options() {
     keep: parsed.keep ?? false,
     rebuild: parsed.rebuild ?? 'auto',
     'cpu-prof': parsed['cpu-prof'] ?? false,
+    store: parsed.store ?? 'sqlite',
   };
+  const store = values.store;
+  if (store !== 'sqlite' && store !== 'mongodb') throw new Error('--store must be sqlite or mongodb');
   const quick = values.quick;
   const number = (text: string | undefined, fallback: number, what: string): number => {
     if (text === undefined) return fallback;
@@ -163,7 +177,15 @@ function options() {
     scalingLarge: large as PresetName,
     rebuild,
     cpuProf: values['cpu-prof'],
-    scenarios: none ? [] : executionOrder.filter((name) => selected.length === 0 || selected.includes(name)),
+    store,
+    // The scaling curve projects whole datasets with the SQLite rebuild: embedded tier only.
+    scenarios: none
+      ? []
+      : executionOrder.filter(
+          (name) =>
+            (selected.length === 0 || selected.includes(name)) &&
+            !(store === 'mongodb' && name === 'scaling'),
+        ),
     baselinesOnly: values['baselines-only'],
     regenerate: values.regenerate,
     resultsDir: values['results-dir'] ?? resultsDir,
@@ -184,7 +206,8 @@ async function main(): Promise<number> {
     .filter((name) => !(o.baselinesOnly && name === 'scaling'))
     .map((name) => scenarios[name]);
   const scalingChosen = chosen.some((s) => s.name === 'scaling');
-  const rebuildPresets = o.baselinesOnly ? [] : o.rebuild;
+  // Rebuilds time the SQLite rebuild.js: embedded tier only.
+  const rebuildPresets = o.baselinesOnly || o.store === 'mongodb' ? [] : o.rebuild;
   const oursNeeded = [...new Set(chosen.flatMap((s) => s.services.ours))] as OurService[];
   const sides: Side[] = o.baselinesOnly ? ['baseline'] : ['ours', 'baseline'];
   const profileDir = o.cpuProf ? join(runDir, 'profiles') : undefined;
@@ -192,7 +215,8 @@ async function main(): Promise<number> {
     `eggmesh bench: ${chosen.map((s) => s.name).join(', ')} | preset ${o.preset} | ${o.plan.runs} × ${o.plan.durationSec} s, warm-up ${o.plan.warmupSec} s, ${o.plan.connections} connections | ${machine.cores} cores | ${commit}` +
       (scalingChosen ? ` | scaling ${o.preset} vs ${o.scalingLarge}` : '') +
       (rebuildPresets.length > 0 ? ` | rebuild ${rebuildPresets.join(', ')}` : '') +
-      (profileDir ? ' | CPU-PROFILED (throughput not comparable)' : ''),
+      (profileDir ? ' | CPU-PROFILED (throughput not comparable)' : '') +
+      (o.store === 'mongodb' ? ` | store mongodb (${serverName}: ${mongoNote})` : ''),
   );
 
   const setup: { -readonly [K in keyof SetupFigures]: SetupFigures[K] } = {};
@@ -224,7 +248,23 @@ async function main(): Promise<number> {
     cpSync(prepared.dataDir, join(runDir, 'data'), { recursive: true });
   }
   const dataset = new Dataset({ preset: presets[o.preset], seed: o.seed, anchorMs });
+  let storeFigures: StoreFigures = { kind: 'sqlite' };
+  let mongo: RunningServer | undefined;
+  const extraEnv: Record<string, string> = {};
+  if (o.store === 'mongodb' && !o.baselinesOnly && oursNeeded.length > 0) {
+    const started = await startMongoTier(join(runDir, 'data'), 'bench', log);
+    mongo = started.server;
+    storeFigures = started.figures;
+    Object.assign(extraEnv, {
+      EGGMESH_STORE: 'mongodb',
+      EGGMESH_MONGODB_URI: started.server.uri,
+      EGGMESH_MONGODB_DB: 'bench',
+    });
+  } else if (o.store === 'mongodb') {
+    storeFigures = { kind: 'mongodb', server: serverName, note: mongoNote };
+  }
   const stack = new Stack({
+    extraEnv,
     dataDir: join(runDir, 'data'),
     logDir: join(runDir, 'logs'),
     bareDbFile: join(runDir, 'bare-rest.db'),
@@ -352,6 +392,7 @@ async function main(): Promise<number> {
     console.error(`\nFAILED: ${failure}`);
   } finally {
     await stack.stopAll();
+    await mongo?.stop();
   }
   if (rebuilds.length > 0) setup.rebuilds = rebuilds;
   // Profiles are written as the processes exit, so only now.
@@ -372,6 +413,7 @@ async function main(): Promise<number> {
     plan: o.plan,
     baselinesOnly: o.baselinesOnly,
     setup,
+    store: storeFigures,
     scenarios: results,
     ...(profiles ? { profiles } : {}),
     ...(failure ? { failure } : {}),
@@ -386,6 +428,7 @@ async function main(): Promise<number> {
         : '';
   const suffix =
     (o.plan.quick ? '-quick' : o.preset === 'small' ? '' : `-${o.preset}`) +
+    (o.store === 'mongodb' ? '-mongodb' : '') +
     only +
     (profileDir ? '-profiled' : '');
   const files = writeReport(o.resultsDir, `${date.slice(0, 10)}-${commit}${suffix}`, report);

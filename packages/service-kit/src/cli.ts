@@ -142,4 +142,8 @@ export const commonServiceEnv = [
   'EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS',
   'EGGMESH_HTTP_MAX_CONNECTIONS',
   'EGGMESH_EVENT_LOOP_STALL_MS',
+  'EGGMESH_STORE',
+  'EGGMESH_MONGODB_URI',
+  'EGGMESH_MONGODB_DB',
+  'EGGMESH_MONGODB_WRITE_CONCERN',
 ] as const satisfies readonly (keyof typeof configSchema.shape)[];

@@ -1,3 +1,4 @@
+export { bootLog, connectLog } from './boot-log.js';
 export {
   type CliEnvVar,
   type CliOption,

@@ -1,5 +1,6 @@
 import { StoreError, storeErrorCodes } from '@eggmesh/store';
 import {
+  MongoBulkWriteError,
   MongoNetworkError,
   MongoNotConnectedError,
   MongoServerClosedError,
@@ -55,4 +56,15 @@ export async function translated<T>(work: () => Promise<T>): Promise<T> {
   } catch (error) {
     throw toStoreError(error);
   }
+}
+
+/** Swallows duplicate-key failures (an idempotent re-apply); rethrows anything else as a StoreError where it is one. */
+export function ignoreDuplicate(error: unknown): void {
+  if (error instanceof MongoBulkWriteError) {
+    const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+    if (writeErrors.length > 0 && writeErrors.every((e) => e.code === 11000)) return;
+    throw error;
+  }
+  if (duplicateKeyIndex(error) !== undefined) return;
+  throw toStoreError(error);
 }

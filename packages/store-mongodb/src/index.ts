@@ -1,9 +1,32 @@
 export { type CommitMode, chooseCommitMode, supportsTransactions } from './capabilities.js';
+export {
+  Connecting,
+  ConnectingEventLog,
+  type ConnectingOptions,
+  ConnectingPrimaryStore,
+  ConnectingProjectionStore,
+  ConnectingReadStore,
+} from './connecting.js';
 export { isUnreachable } from './errors.js';
+export {
+  MongoEventLog,
+  type MongoEventLogOptions,
+  type OpenMongoEventLogOptions,
+  openMongoEventLog,
+} from './event-log.js';
 export {
   MongoPrimaryStore,
   type MongoPrimaryStoreOptions,
   type MongoStoreHooks,
   openMongoPrimaryStore,
 } from './primary-store.js';
-export { collectionNames, MongoEntityReader, primaryEntities } from './reader.js';
+export {
+  MongoProjectionReader,
+  MongoProjectionStore,
+  type MongoProjectionStoreOptions,
+  openMongoProjectionStore,
+  type ProjectionHooks,
+} from './projection-store.js';
+export { MongoReadStore, type MongoReadStoreOptions, openMongoReadStore } from './read-store.js';
+export { collectionNames, MongoEntityReader, primaryEntities, projectionEntities } from './reader.js';
+export type { WakeMode } from './wake.js';

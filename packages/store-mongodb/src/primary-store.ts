@@ -2,10 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { type EntityName, entities } from '@eggmesh/schema';
 import {
   type CommitResult,
-  type EventLog,
   isStoreError,
   type LogEntry,
-  type Operation,
   type PrimaryStore,
   type StoredRecord,
   StoreError,
@@ -17,42 +15,15 @@ import {
   type ClientSession,
   type Collection,
   type Db,
-  MongoBulkWriteError,
   MongoClient,
   type ReadPreferenceMode,
   type W,
 } from 'mongodb';
 import { type CommitMode, chooseCommitMode } from './capabilities.js';
-import { duplicateKeyIndex, isUnreachable, toStoreError, translated } from './errors.js';
+import { duplicateKeyIndex, ignoreDuplicate, isUnreachable, translated } from './errors.js';
+import { type EntryDoc, fillPositions, LOG, type LogDoc, MongoEventLog } from './event-log.js';
 import { type CurrentDoc, MongoEntityReader, primaryEntities, type VersionDoc } from './reader.js';
-
-/** One entry inside a log record. */
-interface EntryDoc {
-  entity: EntityName;
-  id: string;
-  op: Operation;
-  payload: Record<string, unknown> | null;
-  previous: Record<string, unknown> | null;
-  created_at: number;
-}
-
-/**
- * One commit in `event_log`: the entries at positions `_id` … `last`. It is the commit record: a
- * commit happened exactly when its record is in the collection. `keys` names the version each entry
- * replaced (`entity/id/created_at`, 0 for none) under a unique index, so two commits can never
- * replace the same version. An `aborted` record holds a position nobody will write (no entries).
- */
-interface LogDoc {
-  _id: number;
-  last: number;
-  keys: string[];
-  entries: EntryDoc[];
-  /** Whether the versions of the entries are in the entity collections. */
-  applied: boolean;
-  aborted?: true;
-  /** Identifies the commit, to tell after an unknown outcome whether this record is ours. */
-  commit: string;
-}
+import type { WakeMode } from './wake.js';
 
 /** `counters` holds one document: the last allocated position and the time it was given. */
 interface CounterDoc {
@@ -87,6 +58,8 @@ export interface MongoPrimaryStoreOptions {
   readonly clock?: () => number;
   /** Test seams of the log-first protocol. */
   readonly hooks?: MongoStoreHooks;
+  /** How `log.waitBeyond` wakes: a change stream where the server has them (`auto`, default) or a poll. */
+  readonly wake?: 'auto' | WakeMode;
   /**
    * For the read side: no schema set-up or recovery at open, `commit` fails with STORE_READ_ONLY and
    * log readers never close gaps (they wait for a writer or the projector to do it).
@@ -96,7 +69,6 @@ export interface MongoPrimaryStoreOptions {
 
 /** How often a commit starts over after losing a race (another writer, or the gap filler). */
 const MAX_ATTEMPTS = 16;
-const LOG = 'event_log';
 /** The write path reads from the primary whatever the store's read preference. */
 const ON_PRIMARY = { readPreference: 'primary' } as const;
 const COUNTERS = 'counters';
@@ -128,7 +100,7 @@ class Mutex {
  */
 export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore {
   readonly client: MongoClient;
-  readonly log: EventLog;
+  readonly log: MongoEventLog;
   private mode: CommitMode = 'log-first';
   private readonly clock: () => number;
   private readonly gapTimeoutMs: number;
@@ -138,8 +110,6 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
   private readonly counters: Collection<CounterDoc>;
   /** The counter as this instance last wrote it; a stale value costs one failed compare-and-set. */
   private counter: CounterDoc | undefined;
-  /** When a reader first saw each missing position (performance.now()). */
-  private readonly gapsSeen = new Map<number, number>();
   /** A write's outcome was unknown: recover before the next commit. */
   private recoverBeforeCommit = false;
   private readonly readonly: boolean;
@@ -153,13 +123,11 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     this.readonly = options.readonly === true;
     this.logRecords = db.collection<LogDoc>(LOG);
     this.counters = db.collection<CounterDoc>(COUNTERS);
-    this.log = {
-      read: (after, limit) => translated(() => this.readLog(after, limit)),
-      head: () => translated(() => this.head()),
-      waitBeyond: (after, timeoutMs, signal) => this.waitBeyond(after, timeoutMs, signal),
-      acknowledge: async () => undefined,
-      close: async () => undefined,
-    };
+    this.log = new MongoEventLog(db, {
+      gapTimeoutMs: this.gapTimeoutMs,
+      fillGaps: !this.readonly,
+      ...(options.wake ? { wake: options.wake } : {}),
+    });
   }
 
   /** Connects, creates collections and indexes, picks the commit mode and recovers unapplied commits. */
@@ -233,6 +201,85 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
         this.mode === 'transactions' ? this.commitInTransaction(operations) : this.commitLogFirst(operations),
       ),
     );
+  }
+
+  /**
+   * Bulk-loads log entries that follow the current head, with their own positions and times (a
+   * dataset for benchmarks, a migration): log records, versions and current documents written with
+   * unordered inserts, the counter moved to the end. Not a commit path: no other writer may run.
+   */
+  async importLog(entries: readonly LogEntry[]): Promise<void> {
+    if (this.readonly) throw new StoreError(storeErrorCodes.READ_ONLY, 'this store was opened read-only');
+    if (entries.length === 0) return;
+    await translated(async () => {
+      const records: LogDoc[] = [];
+      const versions = new Map<EntityName, VersionDoc[]>();
+      const current = new Map<EntityName, Map<string, CurrentDoc>>();
+      // The versions the first entries replace: one `$in` per entity.
+      const before = new Map<string, number>();
+      const idsOf = new Map<EntityName, Set<string>>();
+      for (const { entity, id } of entries) idsOf.set(entity, (idsOf.get(entity) ?? new Set()).add(id));
+      for (const [entity, ids] of idsOf) {
+        const docs = await this.collections(entity)
+          .current.find({ _id: { $in: [...ids] } }, { ...ON_PRIMARY, projection: { created_at: 1 } })
+          .toArray();
+        for (const doc of docs) before.set(`${entity}/${doc._id}`, doc.created_at);
+      }
+      for (const entry of entries) {
+        const byId = current.get(entry.entity) ?? new Map<string, CurrentDoc>();
+        current.set(entry.entity, byId);
+        const replaced = byId.get(entry.id)?.created_at ?? before.get(`${entry.entity}/${entry.id}`);
+        const deleted = entry.op === 'delete';
+        records.push({
+          _id: entry.position,
+          last: entry.position,
+          keys: [keyOf(entry.entity, entry.id, replaced)],
+          entries: [
+            {
+              entity: entry.entity,
+              id: entry.id,
+              op: entry.op,
+              payload: entry.payload,
+              previous: entry.previous,
+              created_at: entry.createdAt,
+            },
+          ],
+          applied: true,
+          commit: 'import',
+        });
+        const list = versions.get(entry.entity) ?? [];
+        versions.set(entry.entity, list);
+        list.push({
+          id: entry.id,
+          created_at: entry.createdAt,
+          deleted,
+          payload: entry.payload,
+          position: entry.position,
+        });
+        byId.set(entry.id, {
+          _id: entry.id,
+          created_at: entry.createdAt,
+          deleted,
+          payload: entry.payload,
+          position: entry.position,
+        });
+      }
+      await this.logRecords.insertMany(records, { ordered: false });
+      for (const [entity, list] of versions)
+        await this.collections(entity).versions.insertMany(list, { ordered: false });
+      for (const [entity, byId] of current) {
+        await this.collections(entity).current.bulkWrite(
+          [...byId.values()].map((doc) => ({
+            replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true },
+          })),
+          { ordered: false },
+        );
+      }
+      const last = entries[entries.length - 1]!;
+      const time = Math.max(...entries.map((e) => e.createdAt));
+      await this.counters.updateOne({ _id: 'log' }, { $max: { seq: last.position, time } });
+      this.counter = undefined;
+    });
   }
 
   // --- the log-first protocol -------------------------------------------------------------------
@@ -323,21 +370,8 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
   }
 
   /** Closes positions first … last with aborted records, stopping at one that exists. */
-  private async fill(first: number, last: number): Promise<void> {
-    if (first > last) return;
-    const records: LogDoc[] = [];
-    for (let p = first; p <= last; p++) {
-      records.push({
-        _id: p,
-        last: p,
-        keys: [`aborted/${p}`],
-        entries: [],
-        applied: true,
-        aborted: true,
-        commit: 'aborted',
-      });
-    }
-    await this.logRecords.insertMany(records, { ordered: true }).catch(ignoreDuplicate);
+  private fill(first: number, last: number): Promise<void> {
+    return fillPositions(this.logRecords, first, last);
   }
 
   private async applyRecordsHolding(keys: readonly string[]): Promise<void> {
@@ -525,108 +559,14 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     }
   }
 
-  // --- the log ------------------------------------------------------------------------------------
-
-  /** A bounded poll of the head (the first cut; a change stream can replace it where one exists). */
-  private async waitBeyond(after: number, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
-    const deadline = performance.now() + timeoutMs;
-    for (;;) {
-      if ((await translated(() => this.head())) > after) return true;
-      const left = deadline - performance.now();
-      if (signal?.aborted || left <= 0) return false;
-      await pause(Math.min(left, HEAD_POLL_MS), signal);
-    }
-  }
-
-  private async head(): Promise<number> {
-    const [newest] = await this.logRecords
-      .find({}, { projection: { last: 1 } })
-      .sort({ _id: -1 })
-      .limit(1)
-      .toArray();
-    return newest?.last ?? 0;
-  }
-
-  /**
-   * Entries after `after`, in position order, up to the first missing position: a reader never
-   * passes a position that may still commit. A position missing for `gapTimeoutMs` is closed with
-   * an aborted record (the unique `_id` makes the writer's late insert fail), then reading goes on.
-   */
-  private async readLog(after: number, limit: number): Promise<LogEntry[]> {
-    const out: LogEntry[] = [];
-    let expected = after + 1;
-    let filledAt: number | undefined;
-    read: while (out.length < limit) {
-      const want = Math.min(limit - out.length, 1000);
-      const records = await this.logRecords
-        .find({ last: { $gte: expected } })
-        .sort({ _id: 1 })
-        .limit(want)
-        .toArray();
-      for (const record of records) {
-        // Skips an aborted record inside a range a commit won (a filler that lost the race to it).
-        if (record.last < expected) continue;
-        if (record._id > expected) {
-          // Filled already and still missing: this reader lags the primary (a secondary); stop here.
-          if (this.readonly || filledAt === expected || !this.gapExpired(expected)) break read;
-          await this.fill(expected, record._id - 1);
-          filledAt = expected;
-          continue read;
-        }
-        for (let i = expected - record._id; i < record.entries.length && out.length < limit; i++) {
-          out.push(toEntry(record._id + i, record.entries[i]!));
-        }
-        if (out.length >= limit) break read;
-        expected = record.last + 1;
-      }
-      if (records.length < want) break;
-    }
-    for (const position of this.gapsSeen.keys()) if (position < expected) this.gapsSeen.delete(position);
-    return out;
-  }
-
-  private gapExpired(position: number): boolean {
-    const now = performance.now();
-    const seen = this.gapsSeen.get(position);
-    if (seen === undefined) this.gapsSeen.set(position, now);
-    return now - (seen ?? now) >= this.gapTimeoutMs;
-  }
-
   async ping(): Promise<void> {
     await translated(() => this.db.command({ ping: 1 }));
   }
 
   async close(): Promise<void> {
+    await this.log.close();
     await this.client.close();
   }
-}
-
-/** How often a log waiter looks at the head. */
-const HEAD_POLL_MS = 50;
-
-/** Sleeps `ms`, or less when `signal` aborts. */
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
-
-function toEntry(position: number, entry: EntryDoc): LogEntry {
-  return {
-    position,
-    entity: entry.entity,
-    id: entry.id,
-    op: entry.op,
-    payload: entry.payload,
-    previous: entry.previous,
-    createdAt: entry.created_at,
-  };
 }
 
 function result(record: LogDoc): CommitResult {
@@ -636,17 +576,6 @@ function result(record: LogDoc): CommitResult {
     payload: (e.op === 'delete' ? e.previous : e.payload) ?? {},
   }));
   return { records, position: record.last };
-}
-
-/** Swallows duplicate-key failures (an idempotent re-apply); rethrows anything else. */
-function ignoreDuplicate(error: unknown): void {
-  if (error instanceof MongoBulkWriteError) {
-    const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-    if (writeErrors.length > 0 && writeErrors.every((e) => e.code === 11000)) return;
-    throw error;
-  }
-  if (duplicateKeyIndex(error) !== undefined) return;
-  throw toStoreError(error);
 }
 
 /** Opens a MongoDB primary store (see MongoPrimaryStoreOptions). */

@@ -16,7 +16,15 @@ export const primaryEntities: readonly EntityName[] = entityNames.filter(
   (e) => entities[e].kind !== 'projection',
 );
 
-/** One version of an entity: `<entity>_versions`, unique on (id, created_at). */
+/** The entities the projector writes. */
+export const projectionEntities: readonly EntityName[] = entityNames.filter(
+  (e) => entities[e].kind === 'projection',
+);
+
+/**
+ * One version of an entity: `<entity>_versions`, unique on (id, created_at). For a projection,
+ * `position` is the checkpoint of the batch that wrote it and a tombstone keeps its payload.
+ */
 export interface VersionDoc {
   id: string;
   created_at: number;
@@ -57,10 +65,14 @@ const fromVersion = (doc: VersionDoc): StoredRecord => ({
  * `at` a time take the newest version with `created_at <= at` per id from `<entity>_versions`.
  */
 export class MongoEntityReader implements EntityReader {
-  constructor(protected readonly db: Db) {}
+  constructor(
+    protected readonly db: Db,
+    /** The entities these collections hold. */
+    protected readonly held: readonly EntityName[] = primaryEntities,
+  ) {}
 
   protected collections(entity: EntityName) {
-    if (!primaryEntities.includes(entity)) {
+    if (!this.held.includes(entity)) {
       throw new StoreError(storeErrorCodes.NOT_FOUND, `this store does not hold ${entity}`, { entity });
     }
     const names = collectionNames(entity);

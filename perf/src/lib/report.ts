@@ -4,6 +4,7 @@ import type { DatasetCounts } from '../data/dataset.js';
 import type { CaseResult, Plan, ScalingKind, ScalingResult, ScenarioResult } from '../scenarios/types.js';
 import { type ProfileSummary, profileMarkdown } from './cpuprofile.js';
 import type { MachineFacts } from './env.js';
+import type { StoreFigures } from './mongo.js';
 import type { RebuildFigures } from './rebuild.js';
 import { barChartSvg } from './svg.js';
 
@@ -54,6 +55,8 @@ export interface BenchReport {
   readonly profiles?: readonly ProfileSummary[];
   /** Why the run stopped early, if it did. */
   readonly failure?: string;
+  /** The tier our services ran on (absent in older reports: SQLite). */
+  readonly store?: StoreFigures;
 }
 
 const findCase = (
@@ -235,6 +238,15 @@ export function renderMarkdown(
     `- Data: preset \`${report.preset}\` (seed ${report.seed}): ${n(c.farm)} farms, ${n(c.coop)} coops, ${n(c.hen)} hens, ${n(c.container)} containers, ${n(c.consumer)} consumers, ${n(c.events)} events.`,
     `- Method: autocannon, ${p.connections} connections unless the case says otherwise, no pipelining; per case and side a ${p.warmupSec} s warm-up (excluded), then ${p.runs} run(s) of ${p.durationSec} s alternating sides; medians reported. Server CPU from /proc utime+stime of the server processes.`,
   ];
+  if (report.store?.kind === 'mongodb') {
+    const loaded =
+      report.store.importSeconds === undefined
+        ? ''
+        : ` The dataset's ${n(report.store.importedEntries ?? 0)} log entries were loaded into it in ${report.store.importSeconds.toFixed(1)} s before the run.`;
+    lines.push(
+      `- **Store: MongoDB tier** (\`--store mongodb\`): our services ran with \`EGGMESH_STORE=mongodb\` against **${report.store.server}**; ${report.store.note}.${loaded} The baselines are the same as on the embedded tier.`,
+    );
+  }
   if (report.baselinesOnly)
     lines.push('- **Baselines only** (--baselines-only): our services were not measured.');
   if (p.quick)

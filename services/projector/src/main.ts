@@ -1,8 +1,22 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { commonServiceEnv, loadConfig, loggerOptions, parseCommandLine, serve } from '@eggmesh/service-kit';
-import { isStoreError, storeErrorCodes } from '@eggmesh/store';
+import {
+  commonServiceEnv,
+  connectLog,
+  loadConfig,
+  loggerOptions,
+  parseCommandLine,
+  serve,
+} from '@eggmesh/service-kit';
+import { type EventLog, isStoreError, type ProjectionStore, storeErrorCodes } from '@eggmesh/store';
+import {
+  Connecting,
+  ConnectingEventLog,
+  ConnectingProjectionStore,
+  openMongoEventLog,
+  openMongoProjectionStore,
+} from '@eggmesh/store-mongodb';
 import {
   ChangeSignal,
   currentGeneration,
@@ -26,31 +40,74 @@ parseCommandLine({
     'EGGMESH_PROJECTOR_IDLE_POLL_MS',
   ],
 });
-// The composition root: the SQLite adapters are built here and handed to the loop as ports.
+// The composition root: the adapters EGGMESH_STORE names are built here and handed to the loop as ports.
 const config = loadConfig();
 const stop = new AbortController();
 let running = false;
 
-const primary = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m), stop.signal);
-const files = dataFiles(config.dataDir);
-let store: SqliteProjectionStore = openProjectionStore({
-  dir: files.projectionsDir,
-  synchronous: config.sqliteSync,
-});
-// Wakes the loop when a rebuild promotes a generation (the log's own wait covers commits).
-const promotions = new ChangeSignal([join(files.projectionsDir, 'CURRENT')]);
-const projector = new Projector(primary.log, store, config.projector.batchSize);
+interface Stores {
+  readonly log: EventLog;
+  readonly store: ProjectionStore;
+  /** SQLite only: the generation file in use (a rebuild promotes a new one). */
+  readonly sqlite?: SqliteProjectionStore;
+  close(): Promise<void>;
+}
+
+/**
+ * SQLite: the primary file read-only (waiting until the write-api made it) and the current projection
+ * generation. MongoDB: the database's log and projection collections, connecting in the background
+ * (/ready 503, and the loop retrying, until MongoDB answers).
+ */
+async function openStores(): Promise<Stores> {
+  if (config.store === 'mongodb') {
+    const { uri, dbName, writeConcern } = config.mongodb;
+    const log = new ConnectingEventLog(
+      new Connecting(
+        () => openMongoEventLog({ uri, dbName, serverSelectionTimeoutMS: 5000 }),
+        connectLog('projector', `MongoDB at ${uri}`),
+      ),
+    );
+    const store = new ConnectingProjectionStore(
+      new Connecting(() =>
+        openMongoProjectionStore({ uri, dbName, writeConcern, serverSelectionTimeoutMS: 5000 }),
+      ),
+    );
+    return {
+      log,
+      store,
+      close: async () => {
+        await store.close();
+        await log.close();
+      },
+    };
+  }
+  const primary = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m), stop.signal);
+  const sqlite = openProjectionStore({
+    dir: dataFiles(config.dataDir).projectionsDir,
+    synchronous: config.sqliteSync,
+  });
+  return { log: primary.log, store: sqlite, sqlite, close: () => primary.close() };
+}
+
+const opened = await openStores();
+let sqliteStore = opened.sqlite;
+// SQLite: wakes the loop when a rebuild promotes a generation (the log's own wait covers commits).
+const promotions = sqliteStore
+  ? new ChangeSignal([join(dataFiles(config.dataDir).projectionsDir, 'CURRENT')])
+  : undefined;
+const projector = new Projector(opened.log, opened.store, config.projector.batchSize);
 const app = buildApp({ projector, running: () => running, logger: loggerOptions(config, 'projector') });
 
-/** Switches to the generation CURRENT names, when a rebuild promoted a new one. */
+/** Switches to the generation CURRENT names, when a rebuild promoted a new one (SQLite). */
 function followCurrentGeneration(): void {
-  const current = currentGeneration(store.dir);
-  if (!current || current === store.generation) return;
+  if (!sqliteStore) return;
+  const current = currentGeneration(sqliteStore.dir);
+  if (!current || current === sqliteStore.generation) return;
   // Never create a generation here: one CURRENT names but that does not exist is not ours to start.
-  if (!existsSync(join(store.dir, current))) return;
-  const old = store;
-  store = openProjectionStore({ dir: old.dir, generation: current, synchronous: config.sqliteSync });
-  projector.useStore(store);
+  if (!existsSync(join(sqliteStore.dir, current))) return;
+  const old = sqliteStore;
+  sqliteStore = openProjectionStore({ dir: old.dir, generation: current, synchronous: config.sqliteSync });
+  projector.useStore(sqliteStore);
   void old.close();
   app.log.info({ generation: current }, 'switched to a rebuilt generation');
 }
@@ -62,8 +119,8 @@ async function idle(position: number, seen: number): Promise<void> {
   stop.signal.addEventListener('abort', onStop, { once: true });
   try {
     await Promise.race([
-      primary.log.waitBeyond(position, config.projector.idlePollMs, wake.signal),
-      promotions.next(seen, config.projector.idlePollMs, wake.signal),
+      opened.log.waitBeyond(position, config.projector.idlePollMs, wake.signal),
+      ...(promotions ? [promotions.next(seen, config.projector.idlePollMs, wake.signal)] : []),
     ]);
   } finally {
     wake.abort();
@@ -75,7 +132,7 @@ async function run(): Promise<void> {
   running = true;
   while (!stop.signal.aborted) {
     try {
-      const seen = promotions.version;
+      const seen = promotions?.version ?? 0;
       followCurrentGeneration();
       const result = await projector.step();
       if (result.applied === 0) await idle(result.position, seen);
@@ -85,7 +142,11 @@ async function run(): Promise<void> {
         app.log.warn({ err: error }, 'another projector moved the checkpoint; continuing from it');
         continue;
       }
-      app.log.error({ err: error }, 'batch failed; retrying in 1 s');
+      if (isStoreError(error, storeErrorCodes.UNAVAILABLE)) {
+        app.log.warn({ reason: error.message }, 'storage unreachable; retrying in 1 s');
+      } else {
+        app.log.error({ err: error }, 'batch failed; retrying in 1 s');
+      }
       await sleep(1000, undefined, { signal: stop.signal }).catch(() => undefined);
     }
   }
@@ -99,9 +160,14 @@ await serve(app, {
   onClose: async () => {
     stop.abort();
     await loop;
-    promotions.close();
-    await store.close();
-    await primary.close();
+    promotions?.close();
+    await sqliteStore?.close();
+    await opened.close();
   },
 });
-app.log.info({ generation: store.generation, position: await store.checkpoint() }, 'projector running');
+app.log.info(
+  config.store === 'mongodb'
+    ? { store: 'mongodb', uri: config.mongodb.uri, db: config.mongodb.dbName }
+    : { store: 'sqlite', generation: sqliteStore?.generation, position: await projector.store.checkpoint() },
+  'projector running',
+);

@@ -32,6 +32,12 @@ const spec = {
 
 const values = parseCommandLine(spec);
 const config = loadConfig();
+if (config.store !== 'sqlite') {
+  // The MongoDB tier has no generation switch yet: its projections are rebuilt by dropping the
+  // projection collections (and projector_meta) and letting the projector replay the log.
+  console.error('rebuild-projections works on the embedded tier (EGGMESH_STORE=sqlite) only, for now');
+  process.exit(2);
+}
 const batchSize = values.batch ? Number(values.batch) : 5000;
 if (!Number.isInteger(batchSize) || batchSize < 1) usageError(spec, '--batch must be a whole number ≥ 1');
 const dir = dataFiles(config.dataDir).projectionsDir;

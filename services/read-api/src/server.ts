@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { commonServiceEnv, loadConfig, parseCommandLine, serve } from '@eggmesh/service-kit';
+import { commonServiceEnv, connectLog, loadConfig, parseCommandLine, serve } from '@eggmesh/service-kit';
+import { Connecting, ConnectingReadStore, openMongoReadStore } from '@eggmesh/store-mongodb';
 import { dataFiles, openReadStore, type SqliteReadStore } from '@eggmesh/store-sqlite';
 import { buildApp } from './app.js';
 
@@ -56,7 +57,24 @@ parseCommandLine({
     'EGGMESH_GRAPHQL_MAX_RESPONSE_BYTES',
   ],
 });
+// The composition root: the storage adapters EGGMESH_STORE names are built here and nowhere else.
 const config = loadConfig();
-const store = await openWhenReady(config.dataDir);
+/** MongoDB: reads from secondaries when there are any; connects in the background (/ready 503 until then). */
+const mongoStore = () => {
+  const { uri, dbName } = config.mongodb;
+  return new ConnectingReadStore(
+    new Connecting(
+      () =>
+        openMongoReadStore({
+          uri,
+          dbName,
+          readPreference: 'secondaryPreferred',
+          serverSelectionTimeoutMS: 5000,
+        }),
+      connectLog('read-api', `MongoDB at ${uri}`),
+    ),
+  );
+};
+const store = config.store === 'mongodb' ? mongoStore() : await openWhenReady(config.dataDir);
 const app = buildApp({ config, store });
 await serve(app, { port: config.ports.read, config, onClose: () => store.close() });

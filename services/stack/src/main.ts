@@ -1,8 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { commonServiceEnv, loadConfig, parseCommandLine, withoutUnknownEnv } from '@eggmesh/service-kit';
+import { infraServers, scaledEnv } from './infra.js';
 import { Supervisor } from './supervisor.js';
 
-parseCommandLine({
+const flags = parseCommandLine({
   command: 'pnpm start   (or: node services/stack/dist/main.js after pnpm build)',
   summary:
     'Runs the embedded stack: write-api, projector, read-api and edge as separate processes, their logs\nprefixed in this terminal; restarts a service that dies or stops answering /health. Ctrl-C stops them\nall. `pnpm start` first builds whatever changed. Every service gets this environment: each reads the\nvariables its own --help lists.',
@@ -15,9 +16,21 @@ parseCommandLine({
     'EGGMESH_HEALTH_PROBE_INTERVAL_MS',
     'EGGMESH_HEALTH_PROBE_TIMEOUT_MS',
     'EGGMESH_HEALTH_PROBE_FAILURES',
+    'EGGMESH_DEV_MONGODB_PORT',
   ],
+  options: {
+    scaled: {
+      type: 'boolean',
+      description:
+        'the scaled tier (pnpm start:scaled): first start the local MongoDB-wire server, then run every service on it',
+    },
+  },
 });
-const config = loadConfig();
+// `--scaled` (pnpm start:scaled): the scaled tier, on servers this supervisor starts locally first.
+const env: NodeJS.ProcessEnv = flags.scaled ? { ...process.env, ...scaledEnv } : { ...process.env };
+const config = loadConfig(env);
+const infra = flags.scaled ? infraServers(config) : [];
+const infraEnv = Object.assign({}, ...infra.map((server) => server.serviceEnv)) as Record<string, string>;
 const script = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 const url = (port: number) => `http://${config.host}:${port}`;
 
@@ -42,10 +55,10 @@ const services = [
 ];
 
 const supervisor = new Supervisor({
-  services,
+  services: [...infra, ...services],
   // Unknown EGGMESH_* names (likely typos) were warned about above, once; the services would only warn
   // again, each, and ignore them too.
-  env: { ...withoutUnknownEnv(process.env), EGGMESH_DATA_DIR: config.dataDir },
+  env: { ...withoutUnknownEnv(env), ...infraEnv, EGGMESH_DATA_DIR: config.dataDir },
   write: (line) => process.stdout.write(`${line}\n`),
   shutdownTimeoutMs: config.shutdownTimeoutMs,
   healthProbe: config.healthProbe,
@@ -74,7 +87,7 @@ async function giveUp(name: string, reason: string): Promise<void> {
 process.on('SIGINT', () => void stop('SIGINT'));
 process.on('SIGTERM', () => void stop('SIGTERM'));
 
-supervisor.start();
+await supervisor.start();
 
 /**
  * Waits until the service answers /health as itself: its name and the pid this supervisor started.
@@ -111,9 +124,12 @@ if (!stopping) {
     [
       '',
       down.length === 0
-        ? 'eggmesh is up (embedded tier: SQLite files, no servers).'
+        ? config.store === 'mongodb'
+          ? `eggmesh is up (scaled tier: MongoDB at ${infraEnv.EGGMESH_MONGODB_URI ?? config.mongodb.uri}).`
+          : 'eggmesh is up (embedded tier: SQLite files, no servers).'
         : `not healthy yet: ${down.join(', ')}`,
       `  data        ${config.dataDir}`,
+      ...infra.map((server) => `  ${server.describe}`),
       `  REST        ${edge}/farm/api          (write-api ${url(config.ports.write)})`,
       `  GraphQL     ${edge}/graphql           (read-api ${url(config.ports.read)})`,
       `  GraphiQL    ${edge}/graphiql`,

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import { exitCodes } from '@eggmesh/service-kit';
 
@@ -9,6 +10,12 @@ export interface ServiceSpec {
   readonly env?: Record<string, string>;
   /** Polled after start; the banner waits until it answers 2xx. */
   readonly healthUrl?: string;
+  /**
+   * A server the services depend on (a database, a broker): started first, stopped last. With `port`,
+   * the services start once it accepts TCP connections on 127.0.0.1 (or after `infraReadyTimeoutMs`).
+   */
+  readonly infra?: boolean;
+  readonly port?: number;
 }
 
 export interface SupervisorOptions {
@@ -38,6 +45,20 @@ export interface SupervisorOptions {
    * port in use); it is not restarted. `reason` is one readable clause.
    */
   readonly onGiveUp?: (name: string, reason: string) => void;
+  /** How long services wait for the infra servers' ports before they start anyway (and retry on their own). */
+  readonly infraReadyTimeoutMs?: number;
+}
+
+/** Resolves true once something accepts a TCP connection on 127.0.0.1:`port`. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }
 
 /** Why a service that exited with `code` cannot start, or null for an ordinary crash. */
@@ -118,9 +139,30 @@ export class Supervisor {
     return this.options.color ? `\u001b[${COLORS[index % COLORS.length]}m${label}\u001b[0m` : label;
   }
 
-  start(): void {
+  /**
+   * Starts the infra servers, waits until their ports accept connections, then starts the services.
+   * Resolves once every process was launched.
+   */
+  async start(): Promise<void> {
+    const infra = this.running.filter((entry) => entry.spec.infra);
+    for (const entry of infra) this.launch(entry, this.running.indexOf(entry));
+    const deadline = Date.now() + (this.options.infraReadyTimeoutMs ?? 120_000);
+    for (const entry of infra) {
+      const { port, name } = entry.spec;
+      if (port === undefined) continue;
+      while (!this.stopping && !(await accepts(port))) {
+        if (Date.now() > deadline) {
+          this.options.write(
+            `${this.prefix(this.running.indexOf(entry), name)} not accepting connections on port ${port} yet; starting the services anyway (they retry)`,
+          );
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    if (this.stopping) return;
     this.running.forEach((entry, index) => {
-      this.launch(entry, index);
+      if (!entry.spec.infra) this.launch(entry, index);
     });
   }
 
@@ -205,10 +247,16 @@ export class Supervisor {
     return Object.fromEntries(this.running.map((r) => [r.spec.name, r.child?.pid]));
   }
 
-  /** Stops every service: SIGTERM, then SIGKILL for any still running after the timeout. */
+  /** Stops every service, then the infra servers: SIGTERM, then SIGKILL for any still running after the timeout. */
   async stop(): Promise<void> {
     this.stopping = true;
-    const exits = this.running.map((entry) => {
+    // Services first, so none of them loses its database or broker while it still works.
+    await this.stopAll(this.running.filter((entry) => !entry.spec.infra));
+    await this.stopAll(this.running.filter((entry) => entry.spec.infra));
+  }
+
+  private async stopAll(entries: readonly Running[]): Promise<void> {
+    const exits = entries.map((entry) => {
       if (entry.timer) clearTimeout(entry.timer);
       if (entry.probe) clearTimeout(entry.probe);
       const child = entry.child;

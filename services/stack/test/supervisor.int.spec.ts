@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -44,6 +44,43 @@ describe('supervisor', () => {
     await supervisor.stop();
     expect(lines).toContain('[talker] 00:00:00 INFO  hello port=1');
     expect(lines).toContain('[talker] plain');
+  });
+
+  it('starts infra servers first, the services once their port accepts connections, and stops infra last', async () => {
+    const port = await freePort();
+    const lines: string[] = [];
+    const events = join(dir, 'events.log');
+    writeFileSync(events, '');
+    // The "database" listens only after 300 ms and notes when it is told to stop; the app notes its start.
+    const database = script(
+      'database.mjs',
+      `import { appendFileSync } from 'node:fs'; import { createServer } from 'node:net';
+       appendFileSync(${JSON.stringify(events)}, 'db started\\n');
+       setTimeout(() => createServer((s) => s.end()).listen(${port}, '127.0.0.1', () => appendFileSync(${JSON.stringify(events)}, 'db listening\\n')), 300);
+       process.on('SIGTERM', () => { appendFileSync(${JSON.stringify(events)}, 'db stopping\\n'); process.exit(0); });`,
+    );
+    const app = script(
+      'app.mjs',
+      `import { appendFileSync } from 'node:fs';
+       appendFileSync(${JSON.stringify(events)}, 'app started\\n');
+       process.on('SIGTERM', () => { appendFileSync(${JSON.stringify(events)}, 'app stopping\\n'); setTimeout(() => process.exit(0), 200); });
+       setInterval(() => {}, 1000);`,
+    );
+    const supervisor = new Supervisor({
+      services: [
+        { name: 'app', script: app },
+        { name: 'db', script: database, infra: true, port },
+      ],
+      env: process.env,
+      write: (l) => lines.push(l),
+      shutdownTimeoutMs: 5000,
+    });
+    await supervisor.start();
+    const read = () => readFileSync(events, 'utf8').trim().split('\n');
+    await waitFor(() => read().includes('app started'));
+    expect(read().slice(0, 3)).toEqual(['db started', 'db listening', 'app started']);
+    await supervisor.stop();
+    expect(read().slice(3)).toEqual(['app stopping', 'db stopping']);
   });
 
   it('restarts a crashing service with growing delays', async () => {

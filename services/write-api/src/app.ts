@@ -49,6 +49,8 @@ function toApiError(error: FastifyError | Error, bodyLimit: number, bulk: boolea
     if (error.code === storeErrorCodes.NOT_FOUND) {
       return new ApiError('EGGMESH_NOT_FOUND', [error.entity ?? '', error.id ?? ''], at);
     }
+    // Storage unreachable (the scaled tier's MongoDB is down): nothing was acknowledged; retry later.
+    if (error.code === storeErrorCodes.UNAVAILABLE) return new ApiError('EGGMESH_UNAVAILABLE');
   }
   const code = (error as FastifyError).code;
   switch (code) {

@@ -1,4 +1,19 @@
-import { commonServiceEnv, loadConfig, loggerOptions, parseCommandLine, serve } from '@eggmesh/service-kit';
+import {
+  commonServiceEnv,
+  connectLog,
+  loadConfig,
+  loggerOptions,
+  parseCommandLine,
+  serve,
+} from '@eggmesh/service-kit';
+import type { EntityReader, PrimaryStore } from '@eggmesh/store';
+import {
+  Connecting,
+  ConnectingPrimaryStore,
+  ConnectingReadStore,
+  openMongoPrimaryStore,
+  openMongoReadStore,
+} from '@eggmesh/store-mongodb';
 import { dataFiles, openPrimaryStore, ProjectionReader, SqliteReadStore } from '@eggmesh/store-sqlite';
 import { buildApp } from './app.js';
 
@@ -19,10 +34,48 @@ parseCommandLine({
     'EGGMESH_MAX_FUTURE_MS',
   ],
 });
+
+// The composition root: the storage adapters EGGMESH_STORE names are built here and nowhere else.
 const config = loadConfig();
-const files = dataFiles(config.dataDir);
-const primary = openPrimaryStore({ file: files.primary, synchronous: config.sqliteSync });
-const reader = new SqliteReadStore(primary, new ProjectionReader(files.projectionsDir));
+
+function sqliteStores(): { primary: PrimaryStore; reader: EntityReader & { close(): Promise<void> } } {
+  const files = dataFiles(config.dataDir);
+  const primary = openPrimaryStore({ file: files.primary, synchronous: config.sqliteSync });
+  return { primary, reader: new SqliteReadStore(primary, new ProjectionReader(files.projectionsDir)) };
+}
+
+/** MongoDB: connects in the background, so the service answers (/ready 503, writes 503) until it can. */
+function mongoStores(): { primary: PrimaryStore; reader: EntityReader & { close(): Promise<void> } } {
+  const { uri, dbName, writeConcern } = config.mongodb;
+  const log = connectLog('write-api', `MongoDB at ${uri}`);
+  const primary = new ConnectingPrimaryStore(
+    new Connecting(
+      () => openMongoPrimaryStore({ uri, dbName, writeConcern, serverSelectionTimeoutMS: 5000 }),
+      log,
+    ),
+  );
+  // The write-api's REST reads go to the primary, so a client reads its own writes at once.
+  const reader = new ConnectingReadStore(
+    new Connecting(() =>
+      openMongoReadStore({ uri, dbName, readPreference: 'primary', serverSelectionTimeoutMS: 5000 }),
+    ),
+  );
+  return { primary, reader };
+}
+
+const { primary, reader } = config.store === 'mongodb' ? mongoStores() : sqliteStores();
 const app = await buildApp({ config, primary, reader, logger: loggerOptions(config, 'write-api') });
-await serve(app, { port: config.ports.write, config, onClose: () => reader.close() });
-app.log.info({ dataDir: config.dataDir, sync: config.sqliteSync }, 'write-api ready');
+await serve(app, {
+  port: config.ports.write,
+  config,
+  onClose: async () => {
+    await reader.close();
+    await primary.close();
+  },
+});
+app.log.info(
+  config.store === 'mongodb'
+    ? { store: 'mongodb', uri: config.mongodb.uri, db: config.mongodb.dbName }
+    : { store: 'sqlite', dataDir: config.dataDir, sync: config.sqliteSync },
+  'write-api ready',
+);

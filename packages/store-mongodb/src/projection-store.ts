@@ -1,0 +1,547 @@
+import { randomUUID } from 'node:crypto';
+import { type EntityName, entities } from '@eggmesh/schema';
+import {
+  type LoadedProjections,
+  type PageOptions,
+  type ProjectionCommit,
+  type ProjectionDocument,
+  type ProjectionKeys,
+  type ProjectionStateRow,
+  type ProjectionStore,
+  type ProjectionWrite,
+  projectionKey,
+  type ReadOptions,
+  type RelationPageOptions,
+  type StoredRecord,
+  StoreError,
+  storeErrorCodes,
+} from '@eggmesh/store';
+import {
+  type AnyBulkWriteOperation,
+  type ClientSession,
+  type Collection,
+  type Db,
+  MongoBulkWriteError,
+  MongoClient,
+  type W,
+} from 'mongodb';
+import { type CommitMode, chooseCommitMode } from './capabilities.js';
+import { ignoreDuplicate, translated } from './errors.js';
+import { type CurrentDoc, MongoEntityReader, projectionEntities, type VersionDoc } from './reader.js';
+
+export const PROJECTOR_META = 'projector_meta';
+const STATE = 'projector_state';
+const BATCHES = 'projector_batches';
+/** Documents + state rows per pending-batch chunk (each chunk is one document, under 16 MB). */
+const CHUNK = 200;
+
+/** A committed batch whose writes are not (all) in place yet. */
+interface Pending {
+  batch: string;
+  checkpoint: number;
+  chunks: number;
+}
+
+/** `projector_meta` holds one document: the checkpoint, and the batch being applied if any. */
+export interface MetaDoc {
+  _id: 'checkpoint';
+  value: number;
+  pending: Pending | null;
+}
+
+interface StateDoc {
+  _id: string;
+  kind: string;
+  id: string;
+  value: Record<string, unknown>;
+  ref: string | null;
+  /** The checkpoint of the batch that wrote it. */
+  position: number;
+}
+
+interface ChunkDoc {
+  _id: string;
+  batch: string;
+  n: number;
+  documents: ProjectionWrite[];
+  state: ProjectionStateRow[];
+}
+
+export interface MongoProjectionStoreOptions {
+  readonly uri: string;
+  readonly dbName: string;
+  readonly writeConcern?: 'majority' | number;
+  /** `auto` (default): transactions when the deployment has them, the pending-batch protocol otherwise. */
+  readonly commitMode?: 'auto' | CommitMode;
+  readonly serverSelectionTimeoutMS?: number;
+  /** Test seams of the pending-batch protocol. */
+  readonly hooks?: ProjectionHooks;
+}
+
+export interface ProjectionHooks {
+  /** After the checkpoint compare-and-set named the batch, before any of its writes (tests crash here). */
+  afterBatchCommitted?(checkpoint: number): Promise<void>;
+  /** After one chunk of a pending batch was applied by this process (tests stall or crash here). */
+  afterChunkApplied?(checkpoint: number, chunk: number): Promise<void>;
+}
+
+/**
+ * The projection collections of one database, shared by the projector's store and the read side:
+ * applies a pending batch (roll forward, idempotent) and reads the checkpoint.
+ */
+export class ProjectionCollections {
+  readonly meta: Collection<MetaDoc>;
+  readonly state: Collection<StateDoc>;
+  readonly batches: Collection<ChunkDoc>;
+
+  constructor(
+    readonly db: Db,
+    private readonly hooks: ProjectionHooks = {},
+  ) {
+    this.meta = db.collection<MetaDoc>(PROJECTOR_META);
+    this.state = db.collection<StateDoc>(STATE);
+    this.batches = db.collection<ChunkDoc>(BATCHES);
+  }
+
+  entity(entity: EntityName) {
+    if (!projectionEntities.includes(entity)) {
+      throw new StoreError(storeErrorCodes.NOT_FOUND, `${entity} is not a projection`, { entity });
+    }
+    return {
+      versions: this.db.collection<VersionDoc>(`${entity}_versions`),
+      current: this.db.collection<CurrentDoc>(`${entity}_current`),
+    };
+  }
+
+  async ensureSchema(): Promise<void> {
+    await this.state.createIndex({ kind: 1, ref: 1 }, { name: 'kind_ref' });
+    await this.batches.createIndex({ batch: 1, n: 1 }, { name: 'batch_n' });
+    for (const entity of projectionEntities) {
+      const { versions, current } = this.entity(entity);
+      await versions.createIndex({ id: 1, created_at: 1 }, { unique: true, name: 'id_created_at' });
+      for (const field of entities[entity].indexedFields) {
+        await versions.createIndex(
+          { [`payload.${field}`]: 1, id: 1, created_at: 1 },
+          { name: `by_${field}` },
+        );
+        await current.createIndex({ [`payload.${field}`]: 1, _id: 1 }, { name: `by_${field}` });
+      }
+    }
+    await this.meta
+      .insertOne({ _id: 'checkpoint', value: 0, pending: null })
+      .catch((error: unknown) => ignoreDuplicate(error));
+  }
+
+  /**
+   * The meta document with no batch pending. A pending batch is first given `graceMs` to be finished
+   * by the projector applying it (readers poll for it, so N readers do not all redo its writes);
+   * one still pending after that (its projector died or stalls) is finished here (roll forward).
+   */
+  async settled(graceMs = 0): Promise<{ value: number }> {
+    let since: number | undefined;
+    let pause = 5;
+    for (;;) {
+      const meta = await this.meta.findOne({ _id: 'checkpoint' });
+      if (!meta) return { value: 0 };
+      if (!meta.pending) return meta;
+      since ??= performance.now();
+      if (performance.now() - since < graceMs) {
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        pause = Math.min(50, pause * 2);
+        continue;
+      }
+      await this.finish(meta.pending);
+    }
+  }
+
+  /**
+   * Applies a committed batch's writes and moves the checkpoint. Any process may run it, any number
+   * of times, concurrently: every write is guarded by (batch checkpoint, created_at), so a late or
+   * repeated application never replaces something newer.
+   */
+  async finish(pending: Pending): Promise<void> {
+    const chunks = await this.batches.find({ batch: pending.batch }).sort({ n: 1 }).toArray();
+    if (chunks.length !== pending.chunks) {
+      // Its chunks are removed only after the checkpoint moved on: someone else finished it.
+      const meta = await this.meta.findOne({ _id: 'checkpoint' });
+      if (meta?.pending?.batch !== pending.batch) return;
+      throw new Error(
+        `projection batch ${pending.batch} lost chunks (${chunks.length} of ${pending.chunks})`,
+      );
+    }
+    // Chunk by chunk: a real server applies a bulk write in parts anyway, so readers must (and do)
+    // tell a batch in progress from a finished one by the meta document, not by the data.
+    for (const chunk of chunks) {
+      await this.write(pending.checkpoint, chunk.documents, chunk.state, undefined);
+      await this.hooks.afterChunkApplied?.(pending.checkpoint, chunk.n);
+    }
+    await this.meta.updateOne(
+      { _id: 'checkpoint', 'pending.batch': pending.batch },
+      { $set: { value: pending.checkpoint, pending: null } },
+    );
+    await this.batches.deleteMany({ batch: pending.batch });
+  }
+
+  /** Writes documents (versions + current) and state rows of the batch ending at `checkpoint`. */
+  async write(
+    checkpoint: number,
+    documents: readonly ProjectionWrite[],
+    state: readonly ProjectionStateRow[],
+    session: ClientSession | undefined,
+  ): Promise<void> {
+    const opts: { ordered: false; session?: ClientSession } = session
+      ? { session, ordered: false }
+      : { ordered: false };
+    const byEntity = new Map<EntityName, ProjectionWrite[]>();
+    for (const doc of documents) {
+      const list = byEntity.get(doc.entity) ?? [];
+      if (list.length === 0) byEntity.set(doc.entity, list);
+      list.push(doc);
+    }
+    for (const [entity, list] of byEntity) {
+      const { versions, current } = this.entity(entity);
+      // Versions go in as inserts (the unique (id, created_at) index finds a clash without a scan);
+      // one that clashes is replaced, unless a later batch wrote it already.
+      const versionDocs = list.map((doc) => ({
+        id: doc.id,
+        created_at: doc.createdAt,
+        deleted: !doc.live,
+        payload: doc.payload,
+        position: checkpoint,
+      }));
+      const clashes = await insertCollecting(versions, versionDocs, opts);
+      if (clashes.length > 0) {
+        const versionOps: AnyBulkWriteOperation<VersionDoc>[] = clashes.map((doc) => ({
+          replaceOne: {
+            filter: { id: doc.id, created_at: doc.created_at, position: { $lte: checkpoint } },
+            // Not `doc` itself: the insert gave it an `_id` of its own.
+            replacement: {
+              id: doc.id,
+              created_at: doc.created_at,
+              deleted: doc.deleted,
+              payload: doc.payload,
+              position: checkpoint,
+            },
+          },
+        }));
+        await versions.bulkWrite(versionOps, opts);
+      }
+      // The current document moves forward in (batch, time) only; each id's last write of the batch.
+      const last = new Map<string, ProjectionWrite>();
+      for (const doc of list) last.set(doc.id, doc);
+      const currentOps: AnyBulkWriteOperation<CurrentDoc>[] = [...last.values()].map((doc) => ({
+        updateOne: {
+          filter: {
+            _id: doc.id,
+            $or: [
+              { position: { $lt: checkpoint } },
+              { position: checkpoint, created_at: { $lte: doc.createdAt } },
+            ],
+          },
+          update: {
+            $set: {
+              created_at: doc.createdAt,
+              deleted: !doc.live,
+              payload: doc.payload,
+              position: checkpoint,
+            },
+          },
+          upsert: true,
+        },
+      }));
+      await current.bulkWrite(currentOps, opts).catch(ignoreDuplicate);
+    }
+    if (state.length > 0) {
+      const last = new Map<string, ProjectionStateRow>();
+      for (const row of state) last.set(projectionKey(row.kind, row.id), row);
+      const stateOps: AnyBulkWriteOperation<StateDoc>[] = [...last].map(([key, row]) => ({
+        replaceOne: {
+          filter: { _id: key, position: { $lte: checkpoint } },
+          replacement: { kind: row.kind, id: row.id, value: row.value, ref: row.ref, position: checkpoint },
+          upsert: true,
+        },
+      }));
+      await this.state.bulkWrite(stateOps, opts).catch(ignoreDuplicate);
+    }
+  }
+}
+
+/**
+ * The projector's store on MongoDB. `commit` is atomic and guarded by the expected checkpoint:
+ *
+ * - **with transactions** (replica set, mongos): one transaction moves the checkpoint (compare-and-set)
+ *   and writes documents and state;
+ * - **without** (standalone, the test server): the batch is first stored as chunk documents nobody
+ *   reads, then one compare-and-set on the meta document (`value = expected`, nothing pending) names
+ *   it as `pending` — that single-document write is the commit point — then its writes are applied
+ *   idempotently and the checkpoint moves to the batch's end. A crash after the commit point leaves a
+ *   pending batch that every `load`, `checkpoint`, open and projection read finishes first (roll
+ *   forward); a crash before it leaves only orphan chunks, never read. Readers see whole batches:
+ *   projection reads check the meta document before and after, and retry when a batch was applied
+ *   in between (see `MongoProjectionReader`).
+ */
+export class MongoProjectionStore implements ProjectionStore {
+  private constructor(
+    readonly client: MongoClient,
+    readonly collections: ProjectionCollections,
+    readonly commitMode: CommitMode,
+    private readonly hooks: ProjectionHooks,
+  ) {}
+
+  static async open(options: MongoProjectionStoreOptions): Promise<MongoProjectionStore> {
+    const w: W = options.writeConcern ?? 'majority';
+    const client = new MongoClient(options.uri, {
+      writeConcern: { w },
+      readPreference: 'primary',
+      serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000,
+    });
+    try {
+      return await translated(async () => {
+        await client.connect();
+        const hello = await client.db('admin').command({ isMaster: 1 });
+        const hooks = options.hooks ?? {};
+        const collections = new ProjectionCollections(client.db(options.dbName), hooks);
+        await collections.ensureSchema();
+        await collections.settled();
+        return new MongoProjectionStore(
+          client,
+          collections,
+          chooseCommitMode(hello, options.commitMode),
+          hooks,
+        );
+      });
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  checkpoint(): Promise<number> {
+    return translated(async () => (await this.collections.settled()).value);
+  }
+
+  load(keys: ProjectionKeys): Promise<LoadedProjections> {
+    return translated(async () => {
+      const { value: checkpoint } = await this.collections.settled();
+      const documents = new Map<string, ProjectionDocument>();
+      const byEntity = new Map<EntityName, Set<string>>();
+      for (const { entity, id } of keys.documents) {
+        const ids = byEntity.get(entity) ?? new Set<string>();
+        if (ids.size === 0) byEntity.set(entity, ids);
+        ids.add(id);
+      }
+      for (const [entity, ids] of byEntity) {
+        const docs = await this.collections
+          .entity(entity)
+          .current.find({ _id: { $in: [...ids] } })
+          .toArray();
+        for (const doc of docs) {
+          documents.set(projectionKey(entity, doc._id), {
+            id: doc._id,
+            payload: doc.payload ?? {},
+            live: !doc.deleted,
+          });
+        }
+      }
+      const state = new Map<string, ProjectionStateRow>();
+      if (keys.state.length > 0) {
+        const rows = await this.collections.state
+          .find({ _id: { $in: [...new Set(keys.state.map((k) => projectionKey(k.kind, k.id)))] } })
+          .toArray();
+        for (const row of rows) state.set(row._id, toRow(row));
+      }
+      const stateByRef = new Map<string, ProjectionStateRow[]>();
+      const refsByKind = new Map<string, Set<string>>();
+      for (const { kind, ref } of keys.stateByRef) {
+        stateByRef.set(projectionKey(kind, ref), []);
+        const refs = refsByKind.get(kind) ?? new Set<string>();
+        if (refs.size === 0) refsByKind.set(kind, refs);
+        refs.add(ref);
+      }
+      for (const [kind, refs] of refsByKind) {
+        const rows = await this.collections.state
+          .find({ kind, ref: { $in: [...refs] } })
+          .sort({ id: 1 })
+          .toArray();
+        for (const row of rows) stateByRef.get(projectionKey(kind, row.ref ?? ''))?.push(toRow(row));
+      }
+      return { checkpoint, documents, state, stateByRef };
+    });
+  }
+
+  commit(batch: ProjectionCommit): Promise<void> {
+    return translated(() =>
+      this.commitMode === 'transactions' ? this.commitInTransaction(batch) : this.commitPending(batch),
+    );
+  }
+
+  private conflict(at: number, batch: ProjectionCommit): StoreError {
+    return new StoreError(
+      storeErrorCodes.CONFLICT,
+      `checkpoint is ${at}, not ${batch.expectedCheckpoint}: a batch to ${batch.checkpoint} was not applied`,
+    );
+  }
+
+  private async commitPending(batch: ProjectionCommit): Promise<void> {
+    const settled = await this.collections.settled();
+    if (settled.value !== batch.expectedCheckpoint) throw this.conflict(settled.value, batch);
+    const id = randomUUID();
+    const chunks: ChunkDoc[] = [];
+    const items = [...batch.documents.map((d) => ({ d })), ...batch.state.map((s) => ({ s }))];
+    for (let i = 0; i < items.length; i += CHUNK) {
+      const slice = items.slice(i, i + CHUNK);
+      chunks.push({
+        _id: `${id}/${chunks.length}`,
+        batch: id,
+        n: chunks.length,
+        documents: slice.flatMap((x) => ('d' in x ? [x.d] : [])),
+        state: slice.flatMap((x) => ('s' in x ? [x.s] : [])),
+      });
+    }
+    if (chunks.length > 0) await this.collections.batches.insertMany(chunks, { ordered: true });
+    const pending: Pending = { batch: id, checkpoint: batch.checkpoint, chunks: chunks.length };
+    // The commit point: one single-document compare-and-set.
+    const cas = await this.collections.meta.updateOne(
+      { _id: 'checkpoint', value: batch.expectedCheckpoint, pending: null },
+      { $set: { pending } },
+    );
+    if (cas.matchedCount !== 1) {
+      await this.collections.batches.deleteMany({ batch: id });
+      throw this.conflict((await this.collections.settled()).value, batch);
+    }
+    await this.hooks.afterBatchCommitted?.(batch.checkpoint);
+    await this.collections.finish(pending);
+  }
+
+  private async commitInTransaction(batch: ProjectionCommit): Promise<void> {
+    const session = this.client.startSession();
+    try {
+      await session.withTransaction(
+        async () => {
+          const cas = await this.collections.meta.updateOne(
+            { _id: 'checkpoint', value: batch.expectedCheckpoint, pending: null },
+            { $set: { value: batch.checkpoint } },
+            { session },
+          );
+          if (cas.matchedCount !== 1) {
+            const meta = await this.collections.meta.findOne({ _id: 'checkpoint' }, { session });
+            throw this.conflict(meta?.value ?? 0, batch);
+          }
+          await this.collections.write(batch.checkpoint, batch.documents, batch.state, session);
+        },
+        { readConcern: { level: 'snapshot' } },
+      );
+    } finally {
+      await session.endSession();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}
+
+/** Inserts `docs` unordered; answers the ones refused as duplicates (anything else throws). */
+async function insertCollecting(
+  collection: Collection<VersionDoc>,
+  docs: VersionDoc[],
+  opts: { ordered: false; session?: ClientSession },
+): Promise<VersionDoc[]> {
+  try {
+    await collection.insertMany(docs, opts);
+    return [];
+  } catch (error) {
+    if (!(error instanceof MongoBulkWriteError)) throw error;
+    const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+    if (writeErrors.some((e) => e.code !== 11000)) throw error;
+    return writeErrors.map((e) => docs[e.index]!);
+  }
+}
+
+const toRow = (row: StateDoc): ProjectionStateRow => ({
+  kind: row.kind,
+  id: row.id,
+  value: row.value,
+  ref: row.ref,
+});
+
+/** How often a projection read starts over because batches kept landing during it, before it gives up. */
+const READ_ATTEMPTS = 100;
+
+/**
+ * Reads projections as whole batches: each read looks at the meta document before and after (a
+ * seqlock) and starts over when a batch was committed or applied in between; a pending batch found
+ * first is finished (rolled forward) by the reader. Each read reflects exactly one checkpoint, the
+ * same guarantee as one SQLite statement (separate reads may reflect different checkpoints).
+ */
+export class MongoProjectionReader extends MongoEntityReader {
+  readonly projection: ProjectionCollections;
+
+  /** `pendingGraceMs`: how long a read waits for the projector to finish a pending batch before finishing it itself. */
+  constructor(
+    db: Db,
+    private readonly pendingGraceMs = 2000,
+  ) {
+    super(db, projectionEntities);
+    this.projection = new ProjectionCollections(db);
+  }
+
+  /** The checkpoint whole batches are visible up to (a pending batch does not count yet). */
+  async checkpoint(): Promise<number> {
+    return translated(async () => (await this.projection.meta.findOne({ _id: 'checkpoint' }))?.value ?? 0);
+  }
+
+  private consistent<T>(read: () => Promise<T>): Promise<T> {
+    return translated(async () => {
+      for (let attempt = 1; ; attempt++) {
+        const before = await this.projection.settled(this.pendingGraceMs);
+        const out = await read();
+        const after = await this.projection.meta.findOne({ _id: 'checkpoint' });
+        const same = (after?.value ?? 0) === before.value && !after?.pending;
+        if (same) return out;
+        if (attempt >= READ_ATTEMPTS) {
+          throw new StoreError(
+            storeErrorCodes.UNAVAILABLE,
+            `projections changed during ${attempt} reads in a row; try again`,
+          );
+        }
+      }
+    });
+  }
+
+  override get(entity: EntityName, id: string, options?: ReadOptions): Promise<StoredRecord | null> {
+    return this.consistent(() => super.get(entity, id, options));
+  }
+  override getMany(
+    entity: EntityName,
+    ids: readonly string[],
+    options?: ReadOptions,
+  ): Promise<StoredRecord[]> {
+    return this.consistent(() => super.getMany(entity, ids, options));
+  }
+  override findBy(
+    entity: EntityName,
+    field: string,
+    value: string,
+    options: PageOptions,
+  ): Promise<StoredRecord[]> {
+    return this.consistent(() => super.findBy(entity, field, value, options));
+  }
+  override findByAny(
+    entity: EntityName,
+    field: string,
+    values: readonly string[],
+    options?: RelationPageOptions,
+  ): Promise<StoredRecord[]> {
+    return this.consistent(() => super.findByAny(entity, field, values, options));
+  }
+  override list(entity: EntityName, options: PageOptions): Promise<StoredRecord[]> {
+    return this.consistent(() => super.list(entity, options));
+  }
+}
+
+export function openMongoProjectionStore(
+  options: MongoProjectionStoreOptions,
+): Promise<MongoProjectionStore> {
+  return MongoProjectionStore.open(options);
+}
