@@ -62,7 +62,8 @@ function refusal(error: unknown): AuthError {
     if (claim === 'aud') return unauthenticated('the token is for another audience (aud)', true);
     return unauthenticated(`the token's ${String(claim)} claim is not valid`, true);
   }
-  if (code === 'ERR_JOSE_ALG_NOT_ALLOWED') return unauthenticated('the token is signed with an algorithm not accepted here', true);
+  if (code === 'ERR_JOSE_ALG_NOT_ALLOWED')
+    return unauthenticated('the token is signed with an algorithm not accepted here', true);
   return unauthenticated('the token is not valid (malformed, or its signature does not verify)', true);
 }
 
@@ -147,7 +148,8 @@ export class Authenticator {
    */
   hook(
     access: Access,
-    respond: (reply: FastifyReply, error: AuthError) => unknown = (reply, error) => reply.send(error.toBody()),
+    respond: (reply: FastifyReply, error: AuthError) => unknown = (reply, error) =>
+      reply.send(error.toBody()),
   ): ((request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>) | undefined {
     if (!this.guards(access)) return undefined;
     return async (request, reply) => {

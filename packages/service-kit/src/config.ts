@@ -312,7 +312,9 @@ function authConfig(c: RawConfig, problems: string[]): AuthConfig {
   const secret = c.EGGMESH_JWT_SECRET;
   const source = c.EGGMESH_JWKS;
   if ((secret === undefined) === (source === undefined)) {
-    problems.push('EGGMESH_AUTH=jwt needs exactly one of EGGMESH_JWT_SECRET (HS256) or EGGMESH_JWKS (RS256/ES256)');
+    problems.push(
+      'EGGMESH_AUTH=jwt needs exactly one of EGGMESH_JWT_SECRET (HS256) or EGGMESH_JWKS (RS256/ES256)',
+    );
     return Object.freeze(base);
   }
   if (secret !== undefined) {
@@ -328,7 +330,11 @@ function authConfig(c: RawConfig, problems: string[]): AuthConfig {
   try {
     const parsed: unknown = JSON.parse(readFileSync(resolve(source), 'utf8'));
     const keys = (parsed as { keys?: unknown } | null)?.keys;
-    if (!Array.isArray(keys) || keys.length === 0 || !keys.every((k) => typeof k === 'object' && k !== null)) {
+    if (
+      !Array.isArray(keys) ||
+      keys.length === 0 ||
+      !keys.every((k) => typeof k === 'object' && k !== null)
+    ) {
       problems.push(`EGGMESH_JWKS: ${source} is not a JWKS (a JSON object with a non-empty "keys" array)`);
       return Object.freeze(base);
     }

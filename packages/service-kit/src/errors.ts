@@ -14,7 +14,7 @@ export const errorTable = {
   EGGMESH_BAD_REQUEST: { status: 400, message: 'the HTTP request is malformed' },
   EGGMESH_BULK_TOO_LARGE: { status: 400, message: 'a bulk request takes at most %s items' },
   // Who may ask.
-  EGGMESH_UNAUTHENTICATED: { status: 401, message: '%s' },
+  EGGMESH_UNAUTHENTICATED: { status: 401, message: 'a valid bearer token is required' },
   EGGMESH_FORBIDDEN: { status: 403, message: 'the token does not grant %s' },
   // What does not exist, or not that way.
   EGGMESH_NOT_FOUND: { status: 404, message: '%s %s was not found' },

@@ -81,11 +81,7 @@ const WINDOW_MS = 60_000;
  * than `perMinute` requests in the current minute (fixed windows, one counter per address). Nothing is
  * installed when `perMinute` is 0.
  */
-export function rateLimit(
-  app: FastifyInstance,
-  perMinute: number,
-  clock: () => number = Date.now,
-): void {
+export function rateLimit(app: FastifyInstance, perMinute: number, clock: () => number = Date.now): void {
   if (perMinute <= 0) return;
   const counts = new Map<string, number>();
   let window = Math.floor(clock() / WINDOW_MS);

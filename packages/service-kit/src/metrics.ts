@@ -73,7 +73,8 @@ export function installMetrics(app: FastifyInstance, _options: { readonly servic
             else done();
           };
     const existing = route.onResponse;
-    route.onResponse = existing === undefined ? [hook] : [...(Array.isArray(existing) ? existing : [existing]), hook];
+    route.onResponse =
+      existing === undefined ? [hook] : [...(Array.isArray(existing) ? existing : [existing]), hook];
   });
   const unmatched = new Map<string, onResponseHookHandler>();
   app.addHook('onResponse', function (request, reply, done) {

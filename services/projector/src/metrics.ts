@@ -47,8 +47,16 @@ export function registerProjectorMetrics(metrics: Metrics, projector: Projector,
         this.inc(read());
       },
     });
-  counter('eggmesh_projector_events_applied_total', 'Log entries applied by this process', () => projector.eventsApplied);
-  counter('eggmesh_projector_batches_total', 'Batches committed by this process', () => projector.batchesApplied);
+  counter(
+    'eggmesh_projector_events_applied_total',
+    'Log entries applied by this process',
+    () => projector.eventsApplied,
+  );
+  counter(
+    'eggmesh_projector_batches_total',
+    'Batches committed by this process',
+    () => projector.batchesApplied,
+  );
   new Gauge({
     name: 'eggmesh_projector_last_batch_seconds',
     help: 'Duration of the last batch',

@@ -13,16 +13,40 @@ const entry = <C extends ErrorCode>(code: C, summary: string) =>
  */
 export const graphqlErrors = {
   PARSE_FAILED: entry('GRAPHQL_PARSE_FAILED', 'the query is not valid GraphQL syntax'),
-  VALIDATION_FAILED: entry('GRAPHQL_VALIDATION_FAILED', 'the query does not fit the schema, or its variables do not fit their types'),
-  BAD_REQUEST: entry('EGGMESH_GRAPHQL_BAD_REQUEST', 'the HTTP request is not a GraphQL request (no query, malformed JSON body or variables)'),
+  VALIDATION_FAILED: entry(
+    'GRAPHQL_VALIDATION_FAILED',
+    'the query does not fit the schema, or its variables do not fit their types',
+  ),
+  BAD_REQUEST: entry(
+    'EGGMESH_GRAPHQL_BAD_REQUEST',
+    'the HTTP request is not a GraphQL request (no query, malformed JSON body or variables)',
+  ),
   DEPTH: entry('EGGMESH_GRAPHQL_DEPTH', 'the query nests deeper than the depth limit'),
-  TOO_LARGE: entry('EGGMESH_GRAPHQL_TOO_LARGE', 'the query document is longer than `EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES`, has more than `EGGMESH_GRAPHQL_MAX_TOKENS` tokens, or nests brackets too deep; refused before parsing'),
-  TOO_MANY_FIELDS: entry('EGGMESH_GRAPHQL_TOO_MANY_FIELDS', 'an operation or fragment selects more than `EGGMESH_GRAPHQL_MAX_FIELDS` fields once its fragments are expanded'),
+  TOO_LARGE: entry(
+    'EGGMESH_GRAPHQL_TOO_LARGE',
+    'the query document is longer than `EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES`, has more than `EGGMESH_GRAPHQL_MAX_TOKENS` tokens, or nests brackets too deep; refused before parsing',
+  ),
+  TOO_MANY_FIELDS: entry(
+    'EGGMESH_GRAPHQL_TOO_MANY_FIELDS',
+    'an operation or fragment selects more than `EGGMESH_GRAPHQL_MAX_FIELDS` fields once its fragments are expanded',
+  ),
   COST: entry('EGGMESH_GRAPHQL_COST', 'the estimated number of rows exceeds the cost limit'),
-  RESPONSE_TOO_LARGE: entry('EGGMESH_GRAPHQL_RESPONSE_TOO_LARGE', 'the answer would carry more than `EGGMESH_GRAPHQL_MAX_ROWS` rows or `EGGMESH_GRAPHQL_MAX_RESPONSE_BYTES` bytes; page with `limit`/`after`'),
-  BAD_MIN_POSITION: entry('EGGMESH_GRAPHQL_BAD_MIN_POSITION', 'the `x-min-position` header is not a non-negative integer'),
-  BAD_ARGUMENT: entry('EGGMESH_GRAPHQL_BAD_ARGUMENT', 'an argument value is out of range (e.g. `limit` below 1)'),
-  BAD_VALUE: entry('EGGMESH_GRAPHQL_BAD_VALUE', 'a stored value does not fit its GraphQL type (an Int beyond 32 bits, a SafeInt beyond 2^53): that field is null, the rest of the response answers 200'),
+  RESPONSE_TOO_LARGE: entry(
+    'EGGMESH_GRAPHQL_RESPONSE_TOO_LARGE',
+    'the answer would carry more than `EGGMESH_GRAPHQL_MAX_ROWS` rows or `EGGMESH_GRAPHQL_MAX_RESPONSE_BYTES` bytes; page with `limit`/`after`',
+  ),
+  BAD_MIN_POSITION: entry(
+    'EGGMESH_GRAPHQL_BAD_MIN_POSITION',
+    'the `x-min-position` header is not a non-negative integer',
+  ),
+  BAD_ARGUMENT: entry(
+    'EGGMESH_GRAPHQL_BAD_ARGUMENT',
+    'an argument value is out of range (e.g. `limit` below 1)',
+  ),
+  BAD_VALUE: entry(
+    'EGGMESH_GRAPHQL_BAD_VALUE',
+    'a stored value does not fit its GraphQL type (an Int beyond 32 bits, a SafeInt beyond 2^53): that field is null, the rest of the response answers 200',
+  ),
   INTERNAL: entry('INTERNAL_SERVER_ERROR', 'the server failed; the log has the cause'),
 } as const;
 
@@ -48,7 +72,10 @@ export function graphqlError(
 /** Codes of the plain HTTP routes (not GraphQL); the same codes as the write-api's. */
 export const httpErrors = {
   ROUTE_NOT_FOUND: entry('EGGMESH_ROUTE_NOT_FOUND', 'unknown path'),
-  METHOD_NOT_ALLOWED: entry('EGGMESH_METHOD_NOT_ALLOWED', 'known path, wrong method (`Allow` header lists the right ones)'),
+  METHOD_NOT_ALLOWED: entry(
+    'EGGMESH_METHOD_NOT_ALLOWED',
+    'known path, wrong method (`Allow` header lists the right ones)',
+  ),
   UNAVAILABLE: entry('EGGMESH_UNAVAILABLE', '`/ready` when the store does not answer'),
   INTERNAL: entry('EGGMESH_INTERNAL', 'a bug: logged with its stack'),
 } as const;

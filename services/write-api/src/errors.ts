@@ -12,7 +12,11 @@ export interface Issue {
 
 /** An error that becomes `{ error, code, ... }` with its table status. */
 export class ApiError extends EggmeshError {
-  constructor(code: ErrorCode, args: readonly (string | number)[] = [], details: Record<string, unknown> = {}) {
+  constructor(
+    code: ErrorCode,
+    args: readonly (string | number)[] = [],
+    details: Record<string, unknown> = {},
+  ) {
     super(code, args, details);
     this.name = 'ApiError';
   }

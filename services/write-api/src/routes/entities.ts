@@ -223,11 +223,15 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
     return present(result.records[0]!);
   });
 
-  app.delete<{ Params: IdParams }>(`${base}/:id`, { schema: schemas.delete, ...writes }, async (request, reply) => {
-    const id = checkId(request.params.id);
-    await commit(reply, [{ op: 'delete', entity: name, id }]);
-    return { id, status: 'deleted' };
-  });
+  app.delete<{ Params: IdParams }>(
+    `${base}/:id`,
+    { schema: schemas.delete, ...writes },
+    async (request, reply) => {
+      const id = checkId(request.params.id);
+      await commit(reply, [{ op: 'delete', entity: name, id }]);
+      return { id, status: 'deleted' };
+    },
+  );
 }
 
 /**
