@@ -1,12 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  type JSONWebKeySet,
-  type JWTPayload,
-  type JWTVerifyGetKey,
-  jwtVerify,
-} from 'jose';
+import type { JSONWebKeySet, JWTPayload, JWTVerifyGetKey } from 'jose';
 import type { AuthConfig } from './config.js';
 import { EggmeshError } from './errors.js';
 
@@ -67,6 +60,13 @@ function refusal(error: unknown): AuthError {
   return unauthenticated('the token is not valid (malformed, or its signature does not verify)', true);
 }
 
+/** jose, loaded on the first token: a service without auth (the default) never loads it. */
+let josePromise: Promise<typeof import('jose')> | undefined;
+const jose = () => {
+  josePromise ??= import('jose');
+  return josePromise;
+};
+
 /**
  * Verifies bearer JWTs with the keys of the configuration: an HS256 secret, or the RS256/ES256 keys of
  * a JWKS (file read at boot, or https URL fetched and cached by jose). `exp` and `nbf` are honoured with
@@ -88,14 +88,19 @@ export class Authenticator {
     if (config.secret !== undefined) {
       const key = new TextEncoder().encode(config.secret);
       this.verifyToken = async (token) =>
-        (await jwtVerify(token, key, { ...options, algorithms: ['HS256'] })).payload;
+        (await (await jose()).jwtVerify(token, key, { ...options, algorithms: ['HS256'] })).payload;
     } else if (config.jwks !== undefined || config.jwksUrl !== undefined) {
-      const keys: JWTVerifyGetKey =
-        config.jwks !== undefined
-          ? createLocalJWKSet(config.jwks as unknown as JSONWebKeySet)
-          : createRemoteJWKSet(new URL(config.jwksUrl as string));
-      this.verifyToken = async (token) =>
-        (await jwtVerify(token, keys, { ...options, algorithms: ['RS256', 'ES256'] })).payload;
+      const { jwks, jwksUrl } = config;
+      let keys: JWTVerifyGetKey | undefined;
+      this.verifyToken = async (token) => {
+        const { createLocalJWKSet, createRemoteJWKSet, jwtVerify } = await jose();
+        // One key set for the process: the remote one caches what it fetched.
+        keys ??=
+          jwks !== undefined
+            ? createLocalJWKSet(jwks as unknown as JSONWebKeySet)
+            : createRemoteJWKSet(new URL(jwksUrl as string));
+        return (await jwtVerify(token, keys, { ...options, algorithms: ['RS256', 'ES256'] })).payload;
+      };
     } else {
       this.verifyToken = async () => {
         throw unauthenticated('the server has no key to verify tokens with', false);
