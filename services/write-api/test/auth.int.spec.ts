@@ -117,6 +117,18 @@ describe('writes with EGGMESH_AUTH=jwt and an HS256 secret', () => {
     expect((await send(t.app, 'GET', '/openapi.json')).statusCode).toBe(200);
   });
 
+  it('documents 401 and 403 on every write in /openapi.json, and not on reads', async () => {
+    const doc = (await send(t.app, 'GET', '/openapi.json')).json() as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
+    const farmOps = doc.paths['/farm/api']!;
+    expect(Object.keys(farmOps.post!.responses)).toEqual(expect.arrayContaining(['401', '403']));
+    expect(Object.keys(doc.paths['/farm/api/{id}']!.delete!.responses)).toEqual(
+      expect.arrayContaining(['401', '403']),
+    );
+    expect(Object.keys(farmOps.get!.responses)).not.toContain('401');
+  });
+
   it('checks the token before reading the body: an unauthenticated oversized upload gets 401', async () => {
     const res = await send(t.app, 'POST', '/farm/api', 'x'.repeat(2_000_000));
     expectError(res, 401, 'EGGMESH_UNAUTHENTICATED');
