@@ -163,7 +163,7 @@ export class Authenticator {
         return undefined;
       } catch (error) {
         if (!(error instanceof AuthError)) throw error;
-        request.log.info({ code: error.code, reason: error.message }, 'request refused');
+        request.log.debug({ code: error.code, reason: error.message }, 'request refused');
         reply.code(error.statusCode).header('www-authenticate', error.challenge);
         await respond(reply, error);
         return reply;
