@@ -1,9 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { unknownEnvWarnings } from './env-check.js';
 
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback);
 const positive = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
+const flag = (fallback: 'true' | 'false') => z.enum(['true', 'false', '1', '0']).default(fallback);
+const isOn = (value: string) => value === 'true' || value === '1';
 
 /**
  * Every setting of every eggmesh process, read from the environment once at boot.
@@ -57,6 +60,14 @@ export const configSchema = z.object({
   EGGMESH_KAFKA_BROKERS: z.string().min(1).default('127.0.0.1:9092'),
   EGGMESH_KAFKA_TOPIC: z.string().min(1).default('eggmesh.events'),
   EGGMESH_DEV_KAFKA_PORT: port(9092),
+  EGGMESH_AUTH: z.enum(['none', 'jwt']).default('none'),
+  EGGMESH_JWT_SECRET: z.string().min(32, 'an HS256 secret needs at least 32 characters').optional(),
+  EGGMESH_JWKS: z.string().min(1).optional(),
+  EGGMESH_JWT_ISSUER: z.string().min(1).optional(),
+  EGGMESH_JWT_AUDIENCE: z.string().min(1).optional(),
+  EGGMESH_JWT_CLOCK_SKEW_S: z.coerce.number().int().min(0).max(300).default(30),
+  EGGMESH_AUTH_READS: flag('false'),
+  EGGMESH_RATE_LIMIT_PER_MIN: z.coerce.number().int().min(0).default(0),
   EGGMESH_WRITE_API_URL: z.string().url().optional(),
   EGGMESH_READ_API_URL: z.string().url().optional(),
 });
@@ -137,8 +148,34 @@ export interface Config {
     /** Port of the local single-node Kafka the scaled dev stack starts. */
     readonly devPort: number;
   };
+  /** Who may write (and, with `reads`, read): bearer JWTs, verified in service-kit's auth.ts. */
+  readonly auth: AuthConfig;
+  /** Requests per minute one client address may make to one service; 0 = no limit. */
+  readonly rateLimitPerMin: number;
   /** Where the edge forwards; defaults to the local services. */
   readonly upstreams: { readonly write: string; readonly read: string };
+}
+
+/** A JSON Web Key Set, as read from `EGGMESH_JWKS` when it names a file. */
+export interface JsonWebKeySet {
+  readonly keys: readonly Record<string, unknown>[];
+}
+
+export interface AuthConfig {
+  /** `none`: every request may write (the zero-config default); `jwt`: writes need a bearer token. */
+  readonly mode: 'none' | 'jwt';
+  /** Reads need the `eggmesh:read` scope too (only with `mode: 'jwt'`). */
+  readonly reads: boolean;
+  /** HS256 shared secret. Not enumerable: printing or serializing the config never shows it. */
+  readonly secret?: string;
+  /** Public keys (RS256/ES256) read from a JWKS file at boot. */
+  readonly jwks?: JsonWebKeySet;
+  /** A JWKS served over https, fetched (and cached) by the verifier. */
+  readonly jwksUrl?: string;
+  readonly issuer?: string;
+  readonly audience?: string;
+  /** Leeway on `exp` and `nbf`, in seconds. */
+  readonly clockSkewS: number;
 }
 
 export class ConfigError extends Error {
@@ -188,6 +225,7 @@ function parseConfig(env: Record<string, string | undefined>): Config {
   if (c.EGGMESH_HEALTH_PROBE_TIMEOUT_MS > c.EGGMESH_HEALTH_PROBE_INTERVAL_MS) {
     problems.push('EGGMESH_HEALTH_PROBE_TIMEOUT_MS must not exceed EGGMESH_HEALTH_PROBE_INTERVAL_MS');
   }
+  const auth = authConfig(c, problems);
   if (problems.length > 0) {
     throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   }
@@ -204,7 +242,7 @@ function parseConfig(env: Record<string, string | undefined>): Config {
       relay: c.RELAY_PORT,
     }),
     logLevel: c.EGGMESH_LOG_LEVEL,
-    logRequests: c.EGGMESH_LOG_REQUESTS === 'true' || c.EGGMESH_LOG_REQUESTS === '1',
+    logRequests: isOn(c.EGGMESH_LOG_REQUESTS),
     corsOrigin: c.EGGMESH_CORS_ORIGIN,
     bodyLimitBytes: c.EGGMESH_BODY_LIMIT_BYTES,
     sqliteSync: c.EGGMESH_SQLITE_SYNC,
@@ -256,9 +294,60 @@ function parseConfig(env: Record<string, string | undefined>): Config {
       topic: c.EGGMESH_KAFKA_TOPIC,
       devPort: c.EGGMESH_DEV_KAFKA_PORT,
     }),
+    auth,
+    rateLimitPerMin: c.EGGMESH_RATE_LIMIT_PER_MIN,
     upstreams: Object.freeze({
       write: c.EGGMESH_WRITE_API_URL ?? local(c.WRITE_API_PORT),
       read: c.EGGMESH_READ_API_URL ?? local(c.READ_API_PORT),
     }),
   });
+}
+
+/** The auth settings, checked together: `jwt` needs exactly one key source, and a JWKS file must read. */
+function authConfig(c: RawConfig, problems: string[]): AuthConfig {
+  const base = {
+    mode: c.EGGMESH_AUTH,
+    reads: c.EGGMESH_AUTH === 'jwt' && isOn(c.EGGMESH_AUTH_READS),
+    clockSkewS: c.EGGMESH_JWT_CLOCK_SKEW_S,
+    ...(c.EGGMESH_JWT_ISSUER === undefined ? {} : { issuer: c.EGGMESH_JWT_ISSUER }),
+    ...(c.EGGMESH_JWT_AUDIENCE === undefined ? {} : { audience: c.EGGMESH_JWT_AUDIENCE }),
+  };
+  if (c.EGGMESH_AUTH === 'none') {
+    if (isOn(c.EGGMESH_AUTH_READS)) problems.push('EGGMESH_AUTH_READS=true needs EGGMESH_AUTH=jwt');
+    return Object.freeze(base);
+  }
+  const secret = c.EGGMESH_JWT_SECRET;
+  const source = c.EGGMESH_JWKS;
+  if ((secret === undefined) === (source === undefined)) {
+    problems.push(
+      'EGGMESH_AUTH=jwt needs exactly one of EGGMESH_JWT_SECRET (HS256) or EGGMESH_JWKS (RS256/ES256)',
+    );
+    return Object.freeze(base);
+  }
+  if (secret !== undefined) {
+    const auth = { ...base };
+    Object.defineProperty(auth, 'secret', { value: secret, enumerable: false });
+    return Object.freeze(auth);
+  }
+  if (source === undefined) return Object.freeze(base);
+  if (/^https?:/i.test(source)) {
+    if (!/^https:\/\//i.test(source)) problems.push('EGGMESH_JWKS: a JWKS URL must be https');
+    return Object.freeze({ ...base, jwksUrl: source });
+  }
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(resolve(source), 'utf8'));
+    const keys = (parsed as { keys?: unknown } | null)?.keys;
+    if (
+      !Array.isArray(keys) ||
+      keys.length === 0 ||
+      !keys.every((k) => typeof k === 'object' && k !== null)
+    ) {
+      problems.push(`EGGMESH_JWKS: ${source} is not a JWKS (a JSON object with a non-empty "keys" array)`);
+      return Object.freeze(base);
+    }
+    return Object.freeze({ ...base, jwks: Object.freeze({ keys: keys as Record<string, unknown>[] }) });
+  } catch (error) {
+    problems.push(`EGGMESH_JWKS: cannot read ${source} as JSON (${(error as Error).message})`);
+    return Object.freeze(base);
+  }
 }

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
+import type { ErrorCode } from './errors.js';
 
 export interface LimitsLogger {
   warn(details: Record<string, unknown>, message: string): void;
@@ -50,7 +51,7 @@ export function applyHttpLimits(
     if (Number.isFinite(declared) && declared > bodyLimitBytes) {
       const body = JSON.stringify({
         error: `the request body is larger than ${bodyLimitBytes} bytes`,
-        code: 'EGGMESH_BODY_TOO_LARGE',
+        code: 'EGGMESH_BODY_TOO_LARGE' satisfies ErrorCode,
       });
       response.writeHead(413, {
         'content-type': 'application/json; charset=utf-8',

@@ -107,9 +107,26 @@ export async function serve(app: FastifyInstance, options: ServeOptions): Promis
   }
 }
 
-/** Fastify logger options shared by the services: JSON lines with the service name. */
+/**
+ * Fastify logger options shared by the services: JSON lines with the service name. Credentials never
+ * reach a log line: an `authorization` or `cookie` header anywhere in a logged object is censored.
+ */
 export function loggerOptions(config: Config, service: string) {
-  return { level: config.logLevel, base: { service } };
+  return {
+    level: config.logLevel,
+    base: { service },
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'headers.authorization',
+        'headers.cookie',
+        '*.headers.authorization',
+        '*.headers.cookie',
+      ],
+      censor: '[redacted]',
+    },
+  };
 }
 
 /** Fastify's per-request log lines, on only when asked for (they cost throughput). */

@@ -1,6 +1,13 @@
 import { METHODS } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
-import { type Config, closeConnectionsWhenClosing, requestLogging } from '@eggmesh/service-kit';
+import {
+  type Config,
+  closeConnectionsWhenClosing,
+  installMetrics,
+  rateLimit,
+  requestLogging,
+  securityHeaders,
+} from '@eggmesh/service-kit';
 import replyFrom from '@fastify/reply-from';
 import Fastify, {
   type FastifyError,
@@ -107,6 +114,9 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
     disableRequestLogging: !config.logRequests,
   });
   closeConnectionsWhenClosing(app);
+  securityHeaders(app);
+  rateLimit(app, config.rateLimitPerMin);
+  installMetrics(app, { service: 'edge' });
   // Every method Node parses is proxied, so the service behind answers an unexpected one (PROPFIND…)
   // with its own 405 and Allow header.
   for (const method of METHODS) {
@@ -170,6 +180,9 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
     return reply.from(`${base}${request.url}`, {
       rewriteRequestHeaders: (_request, headers) => {
         for (const name of HOP_BY_HOP) delete headers[name];
+        // The services believe this from a loopback peer: their rate limit then counts the client, not the edge.
+        const prior = headers['x-forwarded-for'];
+        headers['x-forwarded-for'] = prior ? `${prior}, ${request.ip}` : request.ip;
         return headers;
       },
       // Likewise on the way back: the service's keep-alive terms are not the client's.

@@ -1,28 +1,26 @@
-/** Every error the edge answers itself, with its status; docs/api.md lists each one. */
-export const edgeErrors = {
-  EGGMESH_BAD_REQUEST: { status: 400, message: 'the request cannot be forwarded' },
-  EGGMESH_ROUTE_NOT_FOUND: { status: 404, message: 'no such route' },
-  EGGMESH_BODY_TOO_LARGE: { status: 413, message: 'the body is larger than the limit' },
-  EGGMESH_INTERNAL: { status: 500, message: 'internal error' },
-  EGGMESH_UPSTREAM_UNAVAILABLE: { status: 502, message: 'the service behind the edge did not answer' },
-  EGGMESH_UPSTREAM_TIMEOUT: { status: 504, message: 'the service behind the edge did not answer in time' },
-} as const satisfies Record<string, { status: number; message: string }>;
+import { EggmeshError, type ErrorCode, errorTable } from '@eggmesh/service-kit';
 
-export type EdgeErrorCode = keyof typeof edgeErrors;
+/** The codes the edge answers itself; their status and template live in service-kit's one table. */
+const edgeCodes = [
+  'EGGMESH_BAD_REQUEST',
+  'EGGMESH_ROUTE_NOT_FOUND',
+  'EGGMESH_BODY_TOO_LARGE',
+  'EGGMESH_RATE_LIMITED',
+  'EGGMESH_INTERNAL',
+  'EGGMESH_UPSTREAM_UNAVAILABLE',
+  'EGGMESH_UPSTREAM_TIMEOUT',
+] as const satisfies readonly ErrorCode[];
+
+export type EdgeErrorCode = (typeof edgeCodes)[number];
+
+export const edgeErrors = Object.fromEntries(edgeCodes.map((code) => [code, errorTable[code]])) as {
+  readonly [C in EdgeErrorCode]: (typeof errorTable)[C];
+};
 
 /** An error the edge answers with: `{"error": message, "code": code}` and the code's status. */
-export class EdgeError extends Error {
-  override readonly name = 'EdgeError';
-  readonly statusCode: number;
-  constructor(
-    readonly code: EdgeErrorCode,
-    message: string = edgeErrors[code].message,
-  ) {
-    super(message);
-    this.statusCode = edgeErrors[code].status;
-  }
-
-  toBody(): { error: string; code: EdgeErrorCode } {
-    return { error: this.message, code: this.code };
+export class EdgeError extends EggmeshError {
+  constructor(code: EdgeErrorCode, message?: string) {
+    super(code, [], {}, message);
+    this.name = 'EdgeError';
   }
 }

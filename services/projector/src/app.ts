@@ -1,6 +1,6 @@
-import { requestLogging } from '@eggmesh/service-kit';
+import { installMetrics, requestLogging, securityHeaders } from '@eggmesh/service-kit';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { metricsText } from './metrics.js';
+import { registerProjectorMetrics } from './metrics.js';
 import type { Projector } from './projector.js';
 
 export interface ProjectorAppOptions {
@@ -14,6 +14,9 @@ export interface ProjectorAppOptions {
 export function buildApp(options: ProjectorAppOptions): FastifyInstance {
   const { projector } = options;
   const app = Fastify({ logger: options.logger ?? false, logController: requestLogging(false) });
+  securityHeaders(app);
+  const metrics = installMetrics(app, { service: 'projector' });
+  registerProjectorMetrics(metrics, projector);
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {
     try {
@@ -28,10 +31,6 @@ export function buildApp(options: ProjectorAppOptions): FastifyInstance {
       reply.code(503);
       return { status: 'unavailable', error: String(error) };
     }
-  });
-  app.get('/metrics', async (_request, reply) => {
-    reply.type('text/plain; version=0.0.4');
-    return metricsText(projector, await projector.store.checkpoint(), await projector.log.head());
   });
   return app;
 }

@@ -97,7 +97,10 @@ describe('the projector service', () => {
     const res = await fetch(`${service.url}/metrics`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     const text = await res.text();
+    expect(text).toContain('# TYPE nodejs_eventloop_lag_seconds gauge');
+    expect(text).toContain('# TYPE eggmesh_projector_events_applied_total counter');
     for (const name of METRICS) {
       expect(text).toContain(`# TYPE ${name} gauge`);
       expect(text).toContain(`# HELP ${name} `);

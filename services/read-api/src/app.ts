@@ -1,10 +1,15 @@
 import { METHODS } from 'node:http';
 import { entityNames } from '@eggmesh/schema';
 import {
+  Authenticator,
   type Config,
   closeConnectionsWhenClosing,
+  corsOptions,
+  installMetrics,
   loggerOptions,
+  rateLimit,
   requestLogging,
+  securityHeaders,
 } from '@eggmesh/service-kit';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -31,9 +36,6 @@ function allowedMethods(path: string): readonly string[] | undefined {
   return undefined;
 }
 
-const corsOrigin = (origin: string): string | string[] =>
-  origin.includes(',') ? origin.split(',').map((o) => o.trim()) : origin;
-
 /**
  * The read API: `POST|GET /<entity>/graph` for the 13 entities (MeshQL's queries), the unified
  * `POST|GET /graphql` with GraphiQL at `/graphiql`, `/health` and `/ready`. Never listens.
@@ -44,9 +46,15 @@ export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): 
     logController: requestLogging(config.logRequests),
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
+    // The edge (on this host by default) forwards with x-forwarded-for; nobody else is believed.
+    trustProxy: 'loopback',
   });
   closeConnectionsWhenClosing(app);
-  app.register(cors, { origin: corsOrigin(config.corsOrigin) });
+  securityHeaders(app);
+  rateLimit(app, config.rateLimitPerMin);
+  installMetrics(app, { service: 'read-api' });
+  app.register(cors, corsOptions(config));
+  const auth = new Authenticator(config.auth);
 
   // The GraphQL scopes format their own errors; these cover the plain routes.
   // Every method Node parses reaches the router, so an unexpected one (QUERY, PROPFIND…) on a known
@@ -91,6 +99,7 @@ export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): 
         path: `/${entity}/graph`,
         schema: entitySdl(entity, config.list),
         resolvers: entityResolvers(entity),
+        auth,
         store,
         clock,
         config,
@@ -102,6 +111,7 @@ export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): 
       path: '/graphql',
       schema: unifiedSdl(config.list, config.graphql),
       resolvers: unifiedResolvers(),
+      auth,
       store,
       clock,
       config,

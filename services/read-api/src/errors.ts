@@ -1,85 +1,63 @@
+import { type ErrorCode, errorTable } from '@eggmesh/service-kit';
 import type { ASTNode } from 'graphql';
 import { GraphQLError } from './graphql/runtime.js';
 
+/** A code of service-kit's one error table, with its status from there and what it means here. */
+const entry = <C extends ErrorCode>(code: C, summary: string) =>
+  ({ code, status: errorTable[code].status, summary }) as const;
+
 /**
  * Every error the read API returns carries one of these codes in `extensions.code`, with the HTTP
- * status the response gets when the error stops the whole request. README.md lists them; a test
- * pins the two together.
+ * status (service-kit's error table) the response gets when the error stops the whole request.
+ * README.md lists them; a test pins the two together.
  */
 export const graphqlErrors = {
-  PARSE_FAILED: {
-    code: 'GRAPHQL_PARSE_FAILED',
-    status: 400,
-    summary: 'the query is not valid GraphQL syntax',
-  },
-  VALIDATION_FAILED: {
-    code: 'GRAPHQL_VALIDATION_FAILED',
-    status: 400,
-    summary: 'the query does not fit the schema, or its variables do not fit their types',
-  },
-  BAD_REQUEST: {
-    code: 'EGGMESH_GRAPHQL_BAD_REQUEST',
-    status: 400,
-    summary: 'the HTTP request is not a GraphQL request (no query, malformed JSON body or variables)',
-  },
-  DEPTH: {
-    code: 'EGGMESH_GRAPHQL_DEPTH',
-    status: 400,
-    summary: 'the query nests deeper than the depth limit',
-  },
-  TOO_LARGE: {
-    code: 'EGGMESH_GRAPHQL_TOO_LARGE',
-    status: 400,
-    summary:
-      'the query document is longer than `EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES`, has more than `EGGMESH_GRAPHQL_MAX_TOKENS` tokens, or nests brackets too deep; refused before parsing',
-  },
-  TOO_MANY_FIELDS: {
-    code: 'EGGMESH_GRAPHQL_TOO_MANY_FIELDS',
-    status: 400,
-    summary:
-      'an operation or fragment selects more than `EGGMESH_GRAPHQL_MAX_FIELDS` fields once its fragments are expanded',
-  },
-  COST: {
-    code: 'EGGMESH_GRAPHQL_COST',
-    status: 400,
-    summary: 'the estimated number of rows exceeds the cost limit',
-  },
-  RESPONSE_TOO_LARGE: {
-    code: 'EGGMESH_GRAPHQL_RESPONSE_TOO_LARGE',
-    status: 400,
-    summary:
-      'the answer would carry more than `EGGMESH_GRAPHQL_MAX_ROWS` rows or `EGGMESH_GRAPHQL_MAX_RESPONSE_BYTES` bytes; page with `limit`/`after`',
-  },
-  BAD_MIN_POSITION: {
-    code: 'EGGMESH_GRAPHQL_BAD_MIN_POSITION',
-    status: 400,
-    summary: 'the `x-min-position` header is not a non-negative integer',
-  },
+  PARSE_FAILED: entry('GRAPHQL_PARSE_FAILED', 'the query is not valid GraphQL syntax'),
+  VALIDATION_FAILED: entry(
+    'GRAPHQL_VALIDATION_FAILED',
+    'the query does not fit the schema, or its variables do not fit their types',
+  ),
+  BAD_REQUEST: entry(
+    'EGGMESH_GRAPHQL_BAD_REQUEST',
+    'the HTTP request is not a GraphQL request (no query, malformed JSON body or variables)',
+  ),
+  DEPTH: entry('EGGMESH_GRAPHQL_DEPTH', 'the query nests deeper than the depth limit'),
+  TOO_LARGE: entry(
+    'EGGMESH_GRAPHQL_TOO_LARGE',
+    'the query document is longer than `EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES`, has more than `EGGMESH_GRAPHQL_MAX_TOKENS` tokens, or nests brackets too deep; refused before parsing',
+  ),
+  TOO_MANY_FIELDS: entry(
+    'EGGMESH_GRAPHQL_TOO_MANY_FIELDS',
+    'an operation or fragment selects more than `EGGMESH_GRAPHQL_MAX_FIELDS` fields once its fragments are expanded',
+  ),
+  COST: entry('EGGMESH_GRAPHQL_COST', 'the estimated number of rows exceeds the cost limit'),
+  RESPONSE_TOO_LARGE: entry(
+    'EGGMESH_GRAPHQL_RESPONSE_TOO_LARGE',
+    'the answer would carry more than `EGGMESH_GRAPHQL_MAX_ROWS` rows or `EGGMESH_GRAPHQL_MAX_RESPONSE_BYTES` bytes; page with `limit`/`after`',
+  ),
+  BAD_MIN_POSITION: entry(
+    'EGGMESH_GRAPHQL_BAD_MIN_POSITION',
+    'the `x-min-position` header is not a non-negative integer',
+  ),
   BAD_ID: {
-    code: 'EGGMESH_BAD_ID',
-    status: 400,
-    classification: 'ValidationError',
-    summary:
+    ...entry(
+      'EGGMESH_BAD_ID',
       'an `id` argument is not a UUID (the code REST answers for such an id); reported on its field, which answers null, status 200',
+    ),
+    classification: 'ValidationError',
   },
   BAD_QUERY: {
-    code: 'EGGMESH_BAD_QUERY',
-    status: 400,
-    classification: 'ValidationError',
-    summary:
+    ...entry(
+      'EGGMESH_BAD_QUERY',
       'an argument is out of range: `limit` outside 1..`EGGMESH_LIST_MAX_LIMIT`, a negative `at` (the code REST answers for `?limit=`/`?at=`); reported on its field, which answers null, status 200',
+    ),
+    classification: 'ValidationError',
   },
-  BAD_VALUE: {
-    code: 'EGGMESH_GRAPHQL_BAD_VALUE',
-    status: 500,
-    summary:
-      'a stored value does not fit its GraphQL type (an Int beyond 32 bits, a SafeInt beyond 2^53): that field is null, the rest of the response answers 200',
-  },
-  INTERNAL: {
-    code: 'INTERNAL_SERVER_ERROR',
-    status: 500,
-    summary: 'the server failed; the log has the cause',
-  },
+  BAD_VALUE: entry(
+    'EGGMESH_GRAPHQL_BAD_VALUE',
+    'a stored value does not fit its GraphQL type (an Int beyond 32 bits, a SafeInt beyond 2^53): that field is null, the rest of the response answers 200',
+  ),
+  INTERNAL: entry('INTERNAL_SERVER_ERROR', 'the server failed; the log has the cause'),
 } as const;
 
 export type GraphqlErrorName = keyof typeof graphqlErrors;
@@ -113,16 +91,11 @@ export function graphqlError(
 
 /** Codes of the plain HTTP routes (not GraphQL); the same codes as the write-api's. */
 export const httpErrors = {
-  ROUTE_NOT_FOUND: { code: 'EGGMESH_ROUTE_NOT_FOUND', status: 404, summary: 'unknown path' },
-  METHOD_NOT_ALLOWED: {
-    code: 'EGGMESH_METHOD_NOT_ALLOWED',
-    status: 405,
-    summary: 'known path, wrong method (`Allow` header lists the right ones)',
-  },
-  UNAVAILABLE: {
-    code: 'EGGMESH_UNAVAILABLE',
-    status: 503,
-    summary: '`/ready` when the store does not answer',
-  },
-  INTERNAL: { code: 'EGGMESH_INTERNAL', status: 500, summary: 'a bug: logged with its stack' },
+  ROUTE_NOT_FOUND: entry('EGGMESH_ROUTE_NOT_FOUND', 'unknown path'),
+  METHOD_NOT_ALLOWED: entry(
+    'EGGMESH_METHOD_NOT_ALLOWED',
+    'known path, wrong method (`Allow` header lists the right ones)',
+  ),
+  UNAVAILABLE: entry('EGGMESH_UNAVAILABLE', '`/ready` when the store does not answer'),
+  INTERNAL: entry('EGGMESH_INTERNAL', 'a bug: logged with its stack'),
 } as const;

@@ -2,10 +2,16 @@ import { readFileSync } from 'node:fs';
 import { METHODS } from 'node:http';
 import { entityNames } from '@eggmesh/schema';
 import {
+  Authenticator,
   type Config,
   closeConnectionsWhenClosing,
+  corsOptions,
+  EggmeshError,
   healthResponseSchema,
+  installMetrics,
+  rateLimit,
   requestLogging,
+  securityHeaders,
 } from '@eggmesh/service-kit';
 import type { EntityReader, PrimaryStore } from '@eggmesh/store';
 import { isStoreError, storeErrorCodes } from '@eggmesh/store';
@@ -39,8 +45,8 @@ const version = (
  * Maps storage and framework failures onto the error catalogue. `index` (the failing item) is kept
  * for bulk requests only: a single write is one operation, so the store's index 0 says nothing.
  */
-function toApiError(error: FastifyError | Error, bodyLimit: number, bulk: boolean): ApiError {
-  if (error instanceof ApiError) return error;
+function toApiError(error: FastifyError | Error, bodyLimit: number, bulk: boolean): EggmeshError {
+  if (error instanceof EggmeshError) return error;
   if (isStoreError(error)) {
     const at = error.index === undefined || !bulk ? {} : { index: error.index };
     if (error.code === storeErrorCodes.ALREADY_EXISTS) {
@@ -77,6 +83,9 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
     logController: requestLogging(config.logRequests),
     // Our own ids are UUIDs; keep Fastify's request ids short and unique per process.
     requestIdHeader: 'x-request-id',
+    // The edge (on this host by default) forwards with x-forwarded-for: the client's address, for the
+    // rate limit and the logs, is the one it names. Nobody else is believed.
+    trustProxy: 'loopback',
     // Room in the request line for a bulk GET of bulkMaxItems UUIDs (37 bytes each) plus ordinary
     // headers; Node's default (16 KiB) would answer 431 past ~430 ids.
     http: { maxHeaderSize: Math.max(16_384, config.bulkMaxItems * 37 + 8_192) },
@@ -104,7 +113,10 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
   // themselves (zod for bodies), so errors keep the EGGMESH_* format.
   app.setValidatorCompiler(() => () => true);
   for (const schema of sharedSchemas(entityNames, config.maxFutureMs)) app.addSchema(schema);
-  await app.register(cors, { origin: config.corsOrigin === '*' ? '*' : config.corsOrigin.split(',') });
+  securityHeaders(app);
+  rateLimit(app, config.rateLimitPerMin);
+  const metrics = installMetrics(app, { service: 'write-api' });
+  await app.register(cors, corsOptions(config));
   // Bodies are JSON only: without this, text/plain bodies would reach validation as strings (400, not 415).
   app.removeContentTypeParser('text/plain');
 
@@ -178,6 +190,8 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
     primary: options.primary,
     reader: options.reader,
     clock: options.clock ?? Date.now,
+    auth: new Authenticator(config.auth),
+    metrics,
   });
   return app;
 }

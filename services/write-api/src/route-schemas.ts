@@ -133,6 +133,14 @@ export interface RouteSchemas {
 export function routeSchemas(name: EntityName, config: Config): RouteSchemas {
   const def = entities[name];
   const tags = [name];
+  // What this configuration can also answer: 401/403 where a token is required, 429 with a rate limit.
+  const guard = {
+    401: error('no valid bearer token (EGGMESH_AUTH=jwt)'),
+    403: error('the token does not grant the scope this needs'),
+  };
+  const limited = config.rateLimitPerMin > 0 ? { 429: error('rate limit reached; see retry-after') } : {};
+  const writeGuard = { ...(config.auth.mode === 'jwt' ? guard : {}), ...limited };
+  const readGuard = { ...(config.auth.reads ? guard : {}), ...limited };
   const record = ref(def.typeName);
   const input = ref(`${def.typeName}Input`);
   const list = { type: 'array', items: record };
@@ -173,6 +181,7 @@ export function routeSchemas(name: EntityName, config: Config): RouteSchemas {
           ...list,
         },
         ...always,
+        ...readGuard,
       },
     },
     create: {
@@ -182,6 +191,7 @@ export function routeSchemas(name: EntityName, config: Config): RouteSchemas {
       response: {
         201: { description: 'created', headers: positionHeader, ...record },
         ...always,
+        ...writeGuard,
         409: error('an entity with this id exists'),
         ...withBody,
       },
@@ -203,7 +213,11 @@ export function routeSchemas(name: EntityName, config: Config): RouteSchemas {
           at,
         },
       },
-      response: { 200: { description: 'the live ones, in the order asked', ...list }, ...always },
+      response: {
+        200: { description: 'the live ones, in the order asked', ...list },
+        ...always,
+        ...readGuard,
+      },
     },
     bulkCreate: {
       tags,
@@ -212,6 +226,7 @@ export function routeSchemas(name: EntityName, config: Config): RouteSchemas {
       response: {
         201: { description: 'created, in order', headers: positionHeader, ...list },
         ...always,
+        ...writeGuard,
         409: error('an item has the id of an existing entity (index names it)'),
         ...withBody,
       },
@@ -236,6 +251,7 @@ export function routeSchemas(name: EntityName, config: Config): RouteSchemas {
       response: {
         200: { description: 'the live ones, in the order asked', ...list },
         ...always,
+        ...readGuard,
         ...withBody,
       },
     },
@@ -247,6 +263,7 @@ export function routeSchemas(name: EntityName, config: Config): RouteSchemas {
       response: {
         200: { description: 'found', ...record },
         ...always,
+        ...readGuard,
         404: error('no live entity with this id'),
       },
     },
@@ -258,6 +275,7 @@ export function routeSchemas(name: EntityName, config: Config): RouteSchemas {
       response: {
         200: { description: 'replaced', headers: positionHeader, ...record },
         ...always,
+        ...writeGuard,
         404: error('no live entity with this id'),
         ...withBody,
       },
@@ -269,6 +287,7 @@ export function routeSchemas(name: EntityName, config: Config): RouteSchemas {
       response: {
         200: { description: 'deleted', headers: positionHeader, ...ref(DELETED_ID) },
         ...always,
+        ...writeGuard,
         404: error('no live entity with this id'),
         ...withBody,
       },

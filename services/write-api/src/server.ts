@@ -79,3 +79,11 @@ app.log.info(
     : { store: 'sqlite', dataDir: config.dataDir, sync: config.sqliteSync },
   'write-api ready',
 );
+if (config.auth.mode === 'none') {
+  app.log.warn('writes are unauthenticated (EGGMESH_AUTH=none): anyone who can reach this port can write');
+} else {
+  app.log.info(
+    { auth: 'jwt', reads: config.auth.reads ? 'need eggmesh:read' : 'open' },
+    'writes need a bearer token with eggmesh:write or eggmesh:write:<entity>',
+  );
+}

@@ -1,4 +1,4 @@
-import type { Config } from '@eggmesh/service-kit';
+import type { Authenticator, Config } from '@eggmesh/service-kit';
 import type { EntityReader } from '@eggmesh/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import mercurius, { type IResolvers, type MercuriusContext } from 'mercurius';
@@ -29,6 +29,8 @@ export interface EndpointOptions {
   readonly path: string;
   readonly schema: string;
   readonly resolvers: Record<string, Record<string, unknown>>;
+  /** With EGGMESH_AUTH_READS=true, queries need a token granting eggmesh:read (GraphiQL's page does not). */
+  readonly auth: Authenticator;
   readonly store: ReadStore;
   readonly clock: () => number;
   readonly config: Config;
@@ -51,6 +53,14 @@ export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointO
   const { store, clock, config } = options;
   const costModel = { ...config.list, maxRows: config.graphql.maxRows };
   const budget = { maxRows: config.graphql.maxRows, maxBytes: config.graphql.maxResponseBytes };
+  const guard = options.auth.hook({ kind: 'read' }, (reply, error) =>
+    reply.send({ data: null, errors: [{ message: error.message, extensions: { code: error.code } }] }),
+  );
+  if (guard !== undefined) {
+    scope.addHook('onRequest', async (request, reply) =>
+      request.url.startsWith('/graphiql') ? undefined : guard(request, reply),
+    );
+  }
   await scope.register(mercurius, {
     schema: options.schema,
     resolvers: options.resolvers as IResolvers,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { materialize, type projectionNames } from '@eggmesh/projections';
 import { type EntityDefinition, type EntityName, entities, entityNames } from '@eggmesh/schema';
-import type { Config } from '@eggmesh/service-kit';
+import type { Access, Authenticator, Config, Metrics } from '@eggmesh/service-kit';
 import type { EntityReader, PrimaryStore, StoredRecord, WriteOperation } from '@eggmesh/store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -16,6 +16,9 @@ export interface EntityRouteOptions {
   /** Reads every entity: the primary for actors and events, the projection store for projections. */
   readonly reader: EntityReader;
   readonly clock: () => number;
+  /** Who may read and write (EGGMESH_AUTH); a route it does not guard gets no hook. */
+  readonly auth: Authenticator;
+  readonly metrics: Metrics;
 }
 
 type IdParams = { id: string };
@@ -69,8 +72,15 @@ const bulkReadBody = z.strictObject({
 /** The REST contract of domain.md §4 for one entity. */
 function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRouteOptions) {
   const def = entities[name];
-  const { primary, reader, config, clock } = options;
+  const { primary, reader, config, clock, auth, metrics } = options;
   const base = `/${name}/api`;
+  /** Route options that require a token granting the access, when the configuration asks for one. */
+  const guarded = (access: Access) => {
+    const onRequest = auth.hook(access);
+    return onRequest === undefined ? {} : { onRequest };
+  };
+  const reads = guarded({ kind: 'read' });
+  const writes = guarded({ kind: 'write', entity: name });
   const isProjection = def.kind === 'projection';
   const schemas = routeSchemas(name, config);
 
@@ -80,7 +90,7 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
       : { ...record.payload, id: record.id };
 
   const commit = async (reply: FastifyReply, operations: WriteOperation[]) => {
-    const result = await primary.commit(operations);
+    const result = await metrics.timeStore('commit', () => primary.commit(operations));
     reply.header('x-log-position', String(result.position));
     return result;
   };
@@ -88,26 +98,27 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
   const readMany = async (ids: readonly string[], at: number | undefined) => {
     if (ids.length > config.bulkMaxItems) throw new ApiError('EGGMESH_BULK_TOO_LARGE', [config.bulkMaxItems]);
     const wanted = ids.map(checkId);
-    const found = new Map((await reader.getMany(name, wanted, { at })).map((r) => [r.id, r]));
+    const rows = await metrics.timeStore('get_many', () => reader.getMany(name, wanted, { at }));
+    const found = new Map(rows.map((r) => [r.id, r]));
     return wanted.flatMap((id) => {
       const record = found.get(id);
       return record ? [present(record, at)] : [];
     });
   };
 
-  app.get<{ Querystring: Query }>(base, { schema: schemas.list }, async (request, reply) => {
+  app.get<{ Querystring: Query }>(base, { schema: schemas.list, ...reads }, async (request, reply) => {
     const limit = queryInteger(request.query, 'limit', 1, config.list.maxLimit) ?? config.list.defaultLimit;
     const page = {
       limit,
       at: queryAt(request.query),
       after: queryValue(request.query, 'after') || undefined,
     };
-    const rows = await reader.list(name, page);
+    const rows = await metrics.timeStore('list', () => reader.list(name, page));
     if (rows.length === page.limit) reply.header('x-next-cursor', rows[rows.length - 1]!.id);
     return rows.map((r) => present(r, page.at));
   });
 
-  app.get<{ Querystring: Query }>(`${base}/bulk`, { schema: schemas.bulkGet }, async (request) => {
+  app.get<{ Querystring: Query }>(`${base}/bulk`, { schema: schemas.bulkGet, ...reads }, async (request) => {
     const raw = queryValue(request.query, 'ids');
     if (!raw) throw new ApiError('EGGMESH_BAD_QUERY', ['give the ids to read: ?ids=a,b,c']);
     const ids = raw.split(',');
@@ -115,7 +126,7 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
     return readMany(ids, queryAt(request.query));
   });
 
-  app.post(`${base}/bulk/read`, { schema: schemas.bulkRead }, async (request) => {
+  app.post(`${base}/bulk/read`, { schema: schemas.bulkRead, ...reads }, async (request) => {
     const result = bulkReadBody.safeParse(request.body);
     if (!result.success) {
       throw new ApiError('EGGMESH_VALIDATION', ['bulk read request'], {
@@ -127,11 +138,11 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
 
   app.get<{ Params: IdParams; Querystring: Query }>(
     `${base}/:id`,
-    { schema: schemas.get },
+    { schema: schemas.get, ...reads },
     async (request) => {
       const id = checkId(request.params.id);
       const at = queryAt(request.query);
-      const record = await reader.get(name, id, { at });
+      const record = await metrics.timeStore('get', () => reader.get(name, id, { at }));
       if (!record) throw new ApiError('EGGMESH_NOT_FOUND', [name, id]);
       return present(record, at);
     },
@@ -179,14 +190,14 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
     return { op: 'create', entity: name, id: id ?? randomUUID(), payload };
   };
 
-  app.post(base, { schema: schemas.create }, async (request, reply) => {
+  app.post(base, { schema: schemas.create, ...writes }, async (request, reply) => {
     const operation = toCreate(request.body);
     const result = await commit(reply, [operation]);
     reply.code(201);
     return present(result.records[0]!);
   });
 
-  app.post(`${base}/bulk`, { schema: schemas.bulkCreate }, async (request, reply) => {
+  app.post(`${base}/bulk`, { schema: schemas.bulkCreate, ...writes }, async (request, reply) => {
     const body = request.body;
     if (!Array.isArray(body)) {
       throw new ApiError('EGGMESH_VALIDATION', [`${name} array`], {
@@ -201,7 +212,7 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
     return result.records.map((r) => present(r));
   });
 
-  app.put<{ Params: IdParams }>(`${base}/:id`, { schema: schemas.put }, async (request, reply) => {
+  app.put<{ Params: IdParams }>(`${base}/:id`, { schema: schemas.put, ...writes }, async (request, reply) => {
     const id = checkId(request.params.id);
     const { data, issues } = validate(request.body, []);
     if (!data) throw new ApiError('EGGMESH_VALIDATION', [name], { issues });
@@ -212,11 +223,15 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
     return present(result.records[0]!);
   });
 
-  app.delete<{ Params: IdParams }>(`${base}/:id`, { schema: schemas.delete }, async (request, reply) => {
-    const id = checkId(request.params.id);
-    await commit(reply, [{ op: 'delete', entity: name, id }]);
-    return { id, status: 'deleted' };
-  });
+  app.delete<{ Params: IdParams }>(
+    `${base}/:id`,
+    { schema: schemas.delete, ...writes },
+    async (request, reply) => {
+      const id = checkId(request.params.id);
+      await commit(reply, [{ op: 'delete', entity: name, id }]);
+      return { id, status: 'deleted' };
+    },
+  );
 }
 
 /**

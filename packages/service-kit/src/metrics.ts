@@ -1,0 +1,107 @@
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  FastifySchema,
+  onResponseHookHandler,
+} from 'fastify';
+import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+
+/** Seconds; from a cache hit (~0.1 ms) to a big bulk write or a slow GraphQL query. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export interface Metrics {
+  /** The app's registry: add service metrics to it (`registers: [metrics.registry]`). */
+  readonly registry: Registry;
+  /** Times one storage call: `eggmesh_store_duration_seconds{operation}`. */
+  timeStore<T>(operation: string, work: () => Promise<T>): Promise<T>;
+}
+
+type Child = { observe(value: number): void };
+const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
+
+/**
+ * Prometheus metrics for one service, served at `GET /metrics`: the standard Node process metrics
+ * (prom-client's defaults, event-loop lag included, prefixed `nodejs_`/`process_`) and
+ * `eggmesh_http_request_duration_seconds{route,method,status_class}` (its `_count` is the request
+ * count) per route pattern, never the raw URL. Call it before the app declares its routes: each route
+ * gets its own onResponse hook holding its label children, so a request costs one histogram observe.
+ * Requests no route matches are counted under `route="(unmatched)"`.
+ */
+export function installMetrics(app: FastifyInstance, _options: { readonly service: string }): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Histogram({
+    name: 'eggmesh_http_request_duration_seconds',
+    help: 'HTTP request latency by route pattern, method and status class (its _count counts requests)',
+    labelNames: ['route', 'method', 'status_class'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const store = new Histogram({
+    name: 'eggmesh_store_duration_seconds',
+    help: 'Storage call latency by operation',
+    labelNames: ['operation'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+
+  /** An onResponse hook for one route and method: its children are made once, on first use per class. */
+  const observer = (route: string, method: string): onResponseHookHandler => {
+    const children: (Child | undefined)[] = [];
+    return (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      const index = Math.min(4, Math.max(0, Math.floor(reply.statusCode / 100) - 1));
+      let child = children[index];
+      if (child === undefined) {
+        child = requests.labels(route, method, STATUS_CLASSES[index] as string);
+        children[index] = child;
+      }
+      child.observe(reply.elapsedTime / 1000);
+      done();
+    };
+  };
+
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const byMethod = new Map(methods.map((m) => [m, observer(route.url, m)] as const));
+    const hook: onResponseHookHandler =
+      byMethod.size === 1
+        ? (byMethod.values().next().value as onResponseHookHandler)
+        : function (this: FastifyInstance, request, reply, done) {
+            const handler = byMethod.get(request.method);
+            if (handler) handler.call(this, request, reply, done);
+            else done();
+          };
+    const existing = route.onResponse;
+    route.onResponse =
+      existing === undefined ? [hook] : [...(Array.isArray(existing) ? existing : [existing]), hook];
+  });
+  const unmatched = new Map<string, onResponseHookHandler>();
+  app.addHook('onResponse', function (request, reply, done) {
+    if (!request.is404) return done();
+    let handler = unmatched.get(request.method);
+    if (handler === undefined) {
+      if (unmatched.size > 64) return done();
+      handler = observer('(unmatched)', request.method);
+      unmatched.set(request.method, handler);
+    }
+    handler.call(this, request, reply, done);
+  });
+
+  app.get('/metrics', { schema: { hide: true } as FastifySchema }, async (_request, reply) => {
+    reply.type(registry.contentType);
+    return registry.metrics();
+  });
+
+  return {
+    registry,
+    async timeStore(operation, work) {
+      const end = store.startTimer({ operation });
+      try {
+        return await work();
+      } finally {
+        end();
+      }
+    },
+  };
+}
