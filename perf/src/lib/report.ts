@@ -1,6 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatasetCounts } from '../data/dataset.js';
+import type { LatencyResult } from '../scenarios/latency.js';
+import { cellOf, latencyClients, latencyKinds, latencyTargets } from '../scenarios/latency.js';
 import type { CaseResult, Plan, ScalingKind, ScalingResult, ScenarioResult } from '../scenarios/types.js';
 import { type ProfileSummary, profileMarkdown } from './cpuprofile.js';
 import type { MachineFacts } from './env.js';
@@ -66,6 +68,10 @@ const findCase = (
 /** The scaling curve of a report, if it has one. */
 export const scalingOf = (report: Pick<BenchReport, 'scenarios'>): ScalingResult | undefined =>
   report.scenarios.find((s) => s.scaling)?.scaling;
+
+/** The latency scenario's result, if the run has one. */
+export const latencyOf = (report: Pick<BenchReport, 'scenarios'>): LatencyResult | undefined =>
+  report.scenarios.find((sc) => sc.latency)?.latency;
 
 /** The worst (largest) large ÷ small p99 ratio over the queries of a kind, and which query it is. */
 export function worstScaling(
@@ -155,6 +161,33 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetCheck[
     '< 100',
     (v) => v < 100,
   );
+  const lat = latencyOf(report);
+  if (lat) {
+    for (const clients of latencyClients) {
+      for (const [api, service] of [
+        ['graphql', 'read-api'],
+        ['rest', 'write-api'],
+      ] as const) {
+        const f = cellOf(lat, 'front-door', clients, `${api} (all)`);
+        const d = cellOf(lat, 'direct', clients, `${api} (all)`);
+        add(
+          `latency c=${clients}: front-door ${api === 'graphql' ? 'GraphQL' : 'REST'} p95 ÷ direct ${service} p95`,
+          f && d && d.p95 > 0 ? f.p95 / d.p95 : null,
+          '≤ 1.15',
+          (v) => v <= 1.15,
+        );
+      }
+      const c = lat.cpu.find((x) => x.target === 'front-door' && x.clients === clients);
+      add(
+        `latency c=${clients}: front-door CPU per request ÷ the services'`,
+        c && c.frontCpuMsPerRequest !== null && c.serviceCpuMsPerRequest > 0
+          ? c.frontCpuMsPerRequest / c.serviceCpuMsPerRequest
+          : null,
+        '≤ 0.25',
+        (v) => v <= 0.25,
+      );
+    }
+  }
   const curve = scalingOf(report);
   if (!curve) {
     checks.push({
@@ -182,7 +215,7 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetCheck[
 
 /** Scenarios measured against a baseline (all but the scaling curve). */
 const compared = (report: Pick<BenchReport, 'scenarios'>): ScenarioResult[] =>
-  report.scenarios.filter((s) => !s.scaling);
+  report.scenarios.filter((s) => !s.scaling && !s.latency);
 
 const n = (v: number | null | undefined, digits = 0): string =>
   v === null || v === undefined || !Number.isFinite(v)
@@ -190,6 +223,41 @@ const n = (v: number | null | undefined, digits = 0): string =>
     : v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const r = (v: number | null | undefined): string =>
   v === null || v === undefined ? '–' : `${v.toFixed(2)}×`;
+
+/** The latency scenario's section: p50/p95/p99 per kind and target, the ratios, and CPU per request. */
+export function latencyMarkdown(lat: LatencyResult): string[] {
+  const ms = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(2));
+  const lines = [
+    '## Latency at low rate (closed loop, think time)',
+    '',
+    `Think time ${lat.thinkMs} ms after every answer, one keep-alive connection per virtual user; ${lat.runs} run(s) of ${lat.secondsPerRun} s per target and client count, targets in turns. p50 / p95 / p99 in ms over every sample of the runs; front ÷ direct and direct ÷ base compare p95.`,
+    '',
+    '| clients | request | n (front) | front door | direct | baseline | front ÷ direct | direct ÷ base |',
+    '|--:|---|--:|--:|--:|--:|--:|--:|',
+  ];
+  const kinds = [...latencyKinds.map((k) => k.name), 'graphql (all)', 'rest (all)'];
+  for (const clients of latencyClients) {
+    for (const kind of kinds) {
+      const [f, d, b] = latencyTargets.map((t) => cellOf(lat, t, clients, kind));
+      const three = (c: typeof f) => (c ? `${ms(c.p50)} / ${ms(c.p95)} / ${ms(c.p99)}` : '–');
+      const bold = kind.endsWith('(all)') ? '**' : '';
+      lines.push(
+        `| ${clients} | ${bold}${kind}${bold} | ${f?.count ?? '–'} | ${three(f)} | ${three(d)} | ${three(b)} | ${r(f && d ? f.p95 / d.p95 : null)} | ${r(d && b ? d.p95 / b.p95 : null)} |`,
+      );
+    }
+  }
+  lines.push(
+    '',
+    '| clients | target | requests | front-door CPU ms/req | services CPU ms/req | front ÷ services |',
+    '|--:|---|--:|--:|--:|--:|',
+  );
+  for (const c of lat.cpu) {
+    lines.push(
+      `| ${c.clients} | ${c.target} | ${n(c.requests)} | ${n(c.frontCpuMsPerRequest, 3)} | ${n(c.serviceCpuMsPerRequest, 3)} | ${c.frontCpuMsPerRequest === null ? '–' : r(c.frontCpuMsPerRequest / c.serviceCpuMsPerRequest)} |`,
+    );
+  }
+  return lines;
+}
 
 /** The scaling curve's section: per query, latency and req/s on each size and the large ÷ small ratios. */
 export function scalingMarkdown(curve: ScalingResult, quick: boolean): string[] {
@@ -273,6 +341,8 @@ export function renderMarkdown(
       );
     }
   }
+  const lat = latencyOf(report);
+  if (lat) lines.push('', ...latencyMarkdown(lat));
   const curve = scalingOf(report);
   if (curve) lines.push('', ...scalingMarkdown(curve, report.plan.quick));
   const su = report.setup;

@@ -1,6 +1,7 @@
 import { crudSequence } from './crud-sequence.js';
 import { federationDepth } from './federation-depth.js';
 import { graphqlQueries } from './graphql-queries.js';
+import { latency } from './latency.js';
 import { mixedWorkload } from './mixed-workload.js';
 import { restCrud } from './rest-crud.js';
 import { scaling } from './scaling.js';
@@ -12,5 +13,6 @@ export const scenarios: Readonly<Record<ScenarioName, Scenario>> = {
   'graphql-queries': graphqlQueries,
   'federation-depth': federationDepth,
   'mixed-workload': mixedWorkload,
+  latency,
   scaling,
 };

@@ -4,6 +4,7 @@ import type { Rng } from '../data/prng.js';
 import type { SideSummary } from '../lib/load.js';
 import type { RebuildFigures } from '../lib/rebuild.js';
 import type { BaselineService, OurService, Stack, StackOptions } from '../lib/stack.js';
+import type { LatencyResult } from './latency.js';
 
 export const scenarioNames = [
   'rest-crud',
@@ -11,6 +12,7 @@ export const scenarioNames = [
   'graphql-queries',
   'federation-depth',
   'mixed-workload',
+  'latency',
   'scaling',
 ] as const;
 export type ScenarioName = (typeof scenarioNames)[number];
@@ -23,6 +25,8 @@ export const executionOrder: readonly ScenarioName[] = [
   'graphql-queries',
   'federation-depth',
   'mixed-workload',
+  // Deletes every farm it creates, so the later GraphQL-free scenarios see the same tables.
+  'latency',
   'rest-crud',
   'crud-sequence',
   // Last: it runs on its own copies of two datasets, with everything else stopped.
@@ -98,6 +102,8 @@ export interface ScenarioResult {
   readonly notes: readonly string[];
   /** The `scaling` scenario's curve (its cases have no baseline side). */
   readonly scaling?: ScalingResult;
+  /** The `latency` scenario's percentiles (front door, direct, baseline). */
+  readonly latency?: LatencyResult;
 }
 
 export type ScalingKind = 'getById' | 'filtered' | 'depth3';

@@ -1,0 +1,347 @@
+import { Agent, request as httpRequest } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { check, GateError } from '../lib/gate.js';
+import { CpuMeter } from '../lib/proc.js';
+import { percentileOfSorted } from '../lib/stats.js';
+import { graphqlCheck, newFarm, Picker, parse } from './common.js';
+import { gqlBody, LIST_LIMIT, type QueryName } from './queries.js';
+import type { Scenario, ScenarioContext } from './types.js';
+
+/**
+ * The latency a MeshQL client sees at a low rate: closed loop with think time (k6's `sleep(0.5)`),
+ * MeshQL-shaped requests, sent through the front door (edge), straight to each service, and to the
+ * bare baselines, in turns. What it answers: what the front door adds (front-door ÷ direct p95) and
+ * what our services cost against the bare ones (direct ÷ baseline p95).
+ */
+
+export type LatencyTarget = 'front-door' | 'direct' | 'baseline';
+export const latencyTargets: readonly LatencyTarget[] = ['front-door', 'direct', 'baseline'];
+export const latencyClients = [1, 10] as const;
+
+export type RequestApi = 'graphql' | 'rest';
+
+export interface LatencyCell {
+  readonly target: LatencyTarget;
+  readonly clients: number;
+  /** A request kind, or `graphql (all)` / `rest (all)`. */
+  readonly kind: string;
+  readonly count: number;
+  readonly p50: number;
+  readonly p95: number;
+  readonly p99: number;
+}
+
+export interface LatencyCpu {
+  readonly target: LatencyTarget;
+  readonly clients: number;
+  readonly requests: number;
+  /** CPU ms per request of the front door (edge) alone; null when the target has none. */
+  readonly frontCpuMsPerRequest: number | null;
+  /** CPU ms per request of the services behind (write-api + read-api, or the two bare servers). */
+  readonly serviceCpuMsPerRequest: number;
+}
+
+export interface LatencyResult {
+  readonly thinkMs: number;
+  readonly secondsPerRun: number;
+  readonly runs: number;
+  readonly cells: readonly LatencyCell[];
+  readonly cpu: readonly LatencyCpu[];
+}
+
+interface Kind {
+  readonly name: string;
+  readonly api: RequestApi;
+}
+
+export const latencyKinds: readonly Kind[] = [
+  { name: 'graphql getById', api: 'graphql' },
+  { name: 'graphql getAll', api: 'graphql' },
+  { name: 'graphql filtered', api: 'graphql' },
+  { name: 'graphql depth 2', api: 'graphql' },
+  { name: 'graphql depth 3', api: 'graphql' },
+  { name: 'rest create', api: 'rest' },
+  { name: 'rest get', api: 'rest' },
+  { name: 'rest update', api: 'rest' },
+];
+
+interface Answer {
+  readonly status: number;
+  readonly body: string;
+  readonly ms: number;
+}
+
+/** One virtual user: one keep-alive connection, one request at a time. */
+class Client {
+  readonly #agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+  send(url: string, method: string, body?: string): Promise<Answer> {
+    const started = performance.now();
+    return new Promise((resolve, reject) => {
+      const headers: Record<string, string | number> = {};
+      if (body !== undefined) {
+        headers['content-type'] = 'application/json';
+        headers['content-length'] = Buffer.byteLength(body);
+      }
+      const req = httpRequest(url, { method, agent: this.#agent, headers, timeout: 10_000 }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8'),
+            ms: performance.now() - started,
+          }),
+        );
+        res.on('error', reject);
+      });
+      req.on('timeout', () => req.destroy(new Error(`timeout: ${method} ${url}`)));
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  close(): void {
+    this.#agent.destroy();
+  }
+}
+
+interface Bases {
+  readonly rest: string;
+  readonly graph: string;
+}
+
+function basesOf(context: ScenarioContext, target: LatencyTarget): Bases {
+  const s = context.stack;
+  if (target === 'front-door') return { rest: s.url('edge'), graph: s.url('edge') };
+  if (target === 'direct') return { rest: s.url('write-api'), graph: s.url('read-api') };
+  return { rest: s.url('bare-rest'), graph: s.url('bare-graphql') };
+}
+
+/** Samples (ms) per request kind of one target and client count, over all runs. */
+type Samples = Map<string, number[]>;
+
+/** One virtual user's loop: every kind in turn, think time after each answer, until `until`. */
+async function userLoop(
+  context: ScenarioContext,
+  bases: Bases,
+  thinkMs: number,
+  until: number,
+  samples: Samples | null,
+  picker: Picker,
+): Promise<number> {
+  const client = new Client();
+  const { dataset, rng } = context;
+  const manyFarms = dataset.counts.farm > LIST_LIMIT;
+  let sent = 0;
+  const record = (kind: string, ms: number) => {
+    sent++;
+    if (samples) samples.get(kind)?.push(ms);
+  };
+  const graph = async (
+    kind: string,
+    entity: string,
+    query: QueryName,
+    variables: Record<string, unknown>,
+    mustContain: string,
+  ) => {
+    const a = await client.send(`${bases.graph}/${entity}/graph`, 'POST', gqlBody(query, variables));
+    const bad = graphqlCheck(a.status, a.body, mustContain);
+    if (bad) throw new GateError(`latency ${kind} at ${bases.graph}: ${bad}`);
+    record(kind, a.ms);
+  };
+  const think = () => (thinkMs > 0 ? sleep(thinkMs) : Promise.resolve());
+  try {
+    while (performance.now() < until) {
+      const farmIndex = picker.index('farm');
+      const farmId = dataset.id('farm', farmIndex);
+      await graph('graphql getById', 'farm', 'farmById', { id: farmId }, `"${farmId}"`);
+      await think();
+      await graph(
+        'graphql getAll',
+        'farm',
+        manyFarms ? 'farmAllLimited' : 'farmAll',
+        manyFarms ? { limit: LIST_LIMIT } : {},
+        '"farm_type"',
+      );
+      await think();
+      const zone = dataset.farm(farmIndex).payload.zone as string;
+      await graph(
+        'graphql filtered',
+        'farm',
+        manyFarms ? 'farmByZoneLimited' : 'farmByZone',
+        manyFarms ? { zone, limit: LIST_LIMIT } : { zone },
+        `"zone":"${zone}"`,
+      );
+      await think();
+      await graph('graphql depth 2', 'farm', 'farmDepth2', { id: farmId }, '"coops":[{');
+      await think();
+      await graph('graphql depth 3', 'farm', 'farmDepth3', { id: farmId }, '"hens":[{');
+      await think();
+      const payload = newFarm(rng);
+      const created = await client.send(`${bases.rest}/farm/api`, 'POST', JSON.stringify(payload));
+      const doc = parse(created.body);
+      if (created.status !== 201 || typeof doc?.id !== 'string' || doc.name !== payload.name)
+        throw new GateError(
+          `latency rest create at ${bases.rest}: HTTP ${created.status} ${created.body.slice(0, 200)}`,
+        );
+      record('rest create', created.ms);
+      await think();
+      const url = `${bases.rest}/farm/api/${doc.id}`;
+      const read = await client.send(url, 'GET');
+      if (read.status !== 200 || parse(read.body)?.name !== payload.name)
+        throw new GateError(`latency rest get ${url}: HTTP ${read.status} ${read.body.slice(0, 200)}`);
+      record('rest get', read.ms);
+      await think();
+      const name = `${payload.name}-v2`;
+      const put = await client.send(url, 'PUT', JSON.stringify({ ...payload, name }));
+      if (put.status !== 200 || parse(put.body)?.name !== name)
+        throw new GateError(`latency rest update ${url}: HTTP ${put.status} ${put.body.slice(0, 200)}`);
+      record('rest update', put.ms);
+      // Not timed: keeps the farm table (and so every getAll) the size the baselines answer.
+      const gone = await client.send(url, 'DELETE');
+      if (gone.status !== 200) throw new GateError(`latency rest delete ${url}: HTTP ${gone.status}`);
+      await think();
+    }
+  } finally {
+    client.close();
+  }
+  return sent;
+}
+
+const summarize = (
+  target: LatencyTarget,
+  clients: number,
+  kind: string,
+  values: readonly number[],
+): LatencyCell => {
+  const sorted = Float64Array.from(values).sort();
+  return {
+    target,
+    clients,
+    kind,
+    count: sorted.length,
+    p50: percentileOfSorted(sorted, 50),
+    p95: percentileOfSorted(sorted, 95),
+    p99: percentileOfSorted(sorted, 99),
+  };
+};
+
+/** The cell of a report for (target, clients, kind). */
+export const cellOf = (
+  result: LatencyResult,
+  target: LatencyTarget,
+  clients: number,
+  kind: string,
+): LatencyCell | undefined =>
+  result.cells.find((c) => c.target === target && c.clients === clients && c.kind === kind);
+
+export const latency: Scenario = {
+  name: 'latency',
+  description:
+    'Closed loop with think time (k6 sleep) at 1 and 10 virtual users, each on one keep-alive connection: ' +
+    'GraphQL getById, getAll, filtered (getByZone), depth 2 and depth 3 on /farm/graph, REST create, get, update ' +
+    'on /farm/api; sent through the front door (edge), straight to the write-api/read-api, and to the bare ' +
+    'baselines, the three in turns run by run. Percentiles pool every sample of the runs.',
+  services: { ours: ['write-api', 'read-api', 'edge'], baseline: ['bare-rest', 'bare-graphql'] },
+  async run(context) {
+    const { plan } = context;
+    const thinkMs = plan.quick ? 20 : 500;
+    const secondsPerRun = plan.quick ? plan.durationSec : plan.durationSec * 3;
+    const targets = latencyTargets.filter((t) =>
+      t === 'baseline' ? context.sides.includes('baseline') : context.sides.includes('ours'),
+    );
+    const picker = new Picker(context.dataset, context.rng);
+    const pidsOf = (target: LatencyTarget) => {
+      const s = context.stack;
+      if (target === 'baseline') return { front: [], service: s.pids(['bare-rest', 'bare-graphql']) };
+      return {
+        front: target === 'front-door' ? s.pids(['edge']) : [],
+        service: s.pids(['write-api', 'read-api']),
+      };
+    };
+    const cells: LatencyCell[] = [];
+    const cpu: LatencyCpu[] = [];
+    for (const clients of latencyClients) {
+      const samples = new Map<LatencyTarget, Samples>(
+        targets.map((t) => [t, new Map(latencyKinds.map((k) => [k.name, [] as number[]]))]),
+      );
+      const cpuMs = new Map<LatencyTarget, { front: number; service: number; requests: number }>(
+        targets.map((t) => [t, { front: 0, service: 0, requests: 0 }]),
+      );
+      const runUsers = (target: LatencyTarget, seconds: number, keep: boolean) => {
+        const until = performance.now() + seconds * 1000;
+        const bases = basesOf(context, target);
+        return Promise.all(
+          Array.from({ length: clients }, () =>
+            userLoop(context, bases, thinkMs, until, keep ? (samples.get(target) ?? null) : null, picker),
+          ),
+        );
+      };
+      // Warm-up: one short pass per target (connections, JIT, compiled queries), not counted.
+      for (const target of targets) await runUsers(target, Math.max(plan.warmupSec, 0.2), false);
+      for (let i = 0; i < plan.runs; i++) {
+        const order = i % 2 === 0 ? targets : [...targets].reverse();
+        for (const target of order) {
+          const pids = pidsOf(target);
+          const front = new CpuMeter(pids.front);
+          const service = new CpuMeter(pids.service);
+          front.start();
+          service.start();
+          const sent = await runUsers(target, secondsPerRun, true);
+          const acc = cpuMs.get(target)!;
+          acc.front += front.stop().reduce((a, b) => a + b, 0);
+          acc.service += service.stop().reduce((a, b) => a + b, 0);
+          acc.requests += sent.reduce((a, b) => a + b, 0);
+        }
+      }
+      for (const target of targets) {
+        const byKind = samples.get(target)!;
+        for (const kind of latencyKinds)
+          cells.push(summarize(target, clients, kind.name, byKind.get(kind.name)!));
+        for (const api of ['graphql', 'rest'] as const) {
+          const pooled = latencyKinds.filter((k) => k.api === api).flatMap((k) => byKind.get(k.name)!);
+          cells.push(summarize(target, clients, `${api} (all)`, pooled));
+        }
+        const acc = cpuMs.get(target)!;
+        check(acc.requests > 0, `latency ${target} c=${clients}: no request completed`);
+        cpu.push({
+          target,
+          clients,
+          requests: acc.requests,
+          frontCpuMsPerRequest: target === 'front-door' ? acc.front / acc.requests : null,
+          serviceCpuMsPerRequest: acc.service / acc.requests,
+        });
+        const g = cells.find(
+          (c) => c.target === target && c.clients === clients && c.kind === 'graphql (all)',
+        );
+        const r = cells.find((c) => c.target === target && c.clients === clients && c.kind === 'rest (all)');
+        context.log(
+          `  latency/${target} c=${clients}: graphql p50 ${g?.p50.toFixed(2)} p95 ${g?.p95.toFixed(2)} ms | rest p50 ${r?.p50.toFixed(2)} p95 ${r?.p95.toFixed(2)} ms | ${acc.requests} requests`,
+        );
+      }
+    }
+    const result: LatencyResult = { thinkMs, secondsPerRun, runs: plan.runs, cells, cpu };
+    const figures: Record<string, number> = {};
+    for (const clients of latencyClients) {
+      for (const api of ['graphql', 'rest'] as const) {
+        const f = cellOf(result, 'front-door', clients, `${api} (all)`);
+        const d = cellOf(result, 'direct', clients, `${api} (all)`);
+        if (f && d && d.p95 > 0) figures[`front_over_direct_p95_${api}_c${clients}`] = f.p95 / d.p95;
+      }
+      const c = cpu.find((x) => x.target === 'front-door' && x.clients === clients);
+      if (c && c.frontCpuMsPerRequest !== null && c.serviceCpuMsPerRequest > 0)
+        figures[`front_cpu_share_c${clients}`] = c.frontCpuMsPerRequest / c.serviceCpuMsPerRequest;
+    }
+    return {
+      name: 'latency',
+      description: this.description,
+      cases: [],
+      figures,
+      notes: [
+        `Think time ${thinkMs} ms after every answer; ${plan.runs} run(s) of ${secondsPerRun} s per target and client count.`,
+      ],
+      latency: result,
+    };
+  },
+};
