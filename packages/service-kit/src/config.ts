@@ -57,6 +57,7 @@ export const configSchema = z.object({
   EGGMESH_DEV_KAFKA_PORT: port(9092),
   EGGMESH_WRITE_API_URL: z.string().url().optional(),
   EGGMESH_READ_API_URL: z.string().url().optional(),
+  EGGMESH_EDGE_GRAPHQL: z.enum(['embedded', 'proxy']).default('embedded'),
 });
 
 type RawConfig = z.infer<typeof configSchema>;
@@ -134,6 +135,11 @@ export interface Config {
     /** Port of the local single-node Kafka the scaled dev stack starts. */
     readonly devPort: number;
   };
+  /**
+   * How the edge serves the GraphQL paths: `embedded` answers them in its own process over a read-only
+   * store (no hop), `proxy` forwards them to the read-api like REST goes to the write-api.
+   */
+  readonly edgeGraphql: 'embedded' | 'proxy';
   /** Where the edge forwards; defaults to the local services. */
   readonly upstreams: { readonly write: string; readonly read: string };
 }
@@ -249,6 +255,7 @@ function parseConfig(env: Record<string, string | undefined>): Config {
       topic: c.EGGMESH_KAFKA_TOPIC,
       devPort: c.EGGMESH_DEV_KAFKA_PORT,
     }),
+    edgeGraphql: c.EGGMESH_EDGE_GRAPHQL,
     upstreams: Object.freeze({
       write: c.EGGMESH_WRITE_API_URL ?? local(c.WRITE_API_PORT),
       read: c.EGGMESH_READ_API_URL ?? local(c.READ_API_PORT),

@@ -3,11 +3,12 @@ import { join } from 'node:path';
 import type { DatasetCounts } from '../data/dataset.js';
 import type { LatencyResult } from '../scenarios/latency.js';
 import { cellOf, latencyClients, latencyKinds, latencyTargets } from '../scenarios/latency.js';
+import type { SoakResult } from '../scenarios/soak.js';
 import type { CaseResult, Plan, ScalingKind, ScalingResult, ScenarioResult } from '../scenarios/types.js';
 import { type ProfileSummary, profileMarkdown } from './cpuprofile.js';
 import type { MachineFacts } from './env.js';
 import type { RebuildFigures } from './rebuild.js';
-import { barChartSvg } from './svg.js';
+import { barChartSvg, lineChartSvg } from './svg.js';
 
 export interface SetupFigures {
   /** The projector applying the whole generated log from position 0 (issue: rebuild throughput). */
@@ -72,6 +73,10 @@ export const scalingOf = (report: Pick<BenchReport, 'scenarios'>): ScalingResult
 /** The latency scenario's result, if the run has one. */
 export const latencyOf = (report: Pick<BenchReport, 'scenarios'>): LatencyResult | undefined =>
   report.scenarios.find((sc) => sc.latency)?.latency;
+
+/** The soak scenario's result, if the run has one. */
+export const soakOf = (report: Pick<BenchReport, 'scenarios'>): SoakResult | undefined =>
+  report.scenarios.find((sc) => sc.soak)?.soak;
 
 /** The worst (largest) large ÷ small p99 ratio over the queries of a kind, and which query it is. */
 export function worstScaling(
@@ -188,6 +193,22 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetCheck[
       );
     }
   }
+  const soakResult = soakOf(report);
+  if (soakResult) {
+    add(
+      'whole embedded stack idle RSS (MiB, before the soak)',
+      soakResult.idleBeforeTotalMiB,
+      '< 300',
+      (v) => v < 300,
+    );
+    add(
+      'processes whose RSS grows without bound over the soak',
+      soakResult.curves.filter((c) => !c.bounded).length,
+      '0',
+      (v) => v === 0,
+      soakResult.curves.map((c) => `${c.service} ${c.slopeMiBPerMin.toFixed(2)} MiB/min`).join(', '),
+    );
+  }
   const curve = scalingOf(report);
   if (!curve) {
     checks.push({
@@ -215,7 +236,7 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetCheck[
 
 /** Scenarios measured against a baseline (all but the scaling curve). */
 const compared = (report: Pick<BenchReport, 'scenarios'>): ScenarioResult[] =>
-  report.scenarios.filter((s) => !s.scaling && !s.latency);
+  report.scenarios.filter((s) => !s.scaling && !s.latency && !s.soak);
 
 const n = (v: number | null | undefined, digits = 0): string =>
   v === null || v === undefined || !Number.isFinite(v)
@@ -257,6 +278,24 @@ export function latencyMarkdown(lat: LatencyResult): string[] {
     );
   }
   return lines;
+}
+
+/** The soak scenario's section: RSS per process (idle before/after, under load) and whether it grows. */
+export function soakMarkdown(soak: SoakResult): string[] {
+  const mib = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '–');
+  return [
+    '## Memory (soak)',
+    '',
+    `${soak.seconds} s through the front door at ${soak.writeRate} event writes/s and ${soak.readRate} projection/relationship reads/s (${n(soak.requests)} requests), RSS (VmRSS) of every process every ${soak.sampleEverySec} s. "Bounded": the median of the last third of the samples is at most 10% (+ 8 MiB) above the middle third's, and the least-squares slope over the second half is under 2 MiB/min.`,
+    '',
+    '| process | idle before MiB | middle third MiB | last third MiB | max MiB | slope (2nd half) MiB/min | idle after MiB | grows without bound? |',
+    '|---|--:|--:|--:|--:|--:|--:|---|',
+    ...soak.curves.map(
+      (c) =>
+        `| ${c.service} | ${mib(c.idleBeforeMiB)} | ${mib(c.middleMiB)} | ${mib(c.lastMiB)} | ${mib(c.maxMiB)} | ${c.slopeMiBPerMin.toFixed(2)} | ${mib(c.idleAfterMiB)} | ${c.bounded ? 'no (bounded)' : '**yes?** (growing)'} |`,
+    ),
+    `| **whole stack** | **${mib(soak.idleBeforeTotalMiB)}** | | | | | **${mib(soak.idleAfterTotalMiB)}** | |`,
+  ];
 }
 
 /** The scaling curve's section: per query, latency and req/s on each size and the large ÷ small ratios. */
@@ -343,6 +382,8 @@ export function renderMarkdown(
   }
   const lat = latencyOf(report);
   if (lat) lines.push('', ...latencyMarkdown(lat));
+  const soakResult = soakOf(report);
+  if (soakResult) lines.push('', ...soakMarkdown(soakResult));
   const curve = scalingOf(report);
   if (curve) lines.push('', ...scalingMarkdown(curve, report.plan.quick));
   const su = report.setup;
@@ -424,8 +465,32 @@ const baseColor = '#aaaaaa';
 
 /** The report's charts: req/s, latency percentiles and ratios per compared case (targets drawn in), and the scaling curve. */
 export function renderCharts(report: BenchReport): { name: string; title: string; svg: string }[] {
-  const charts = [...comparisonCharts(report), ...scalingCharts(report)];
+  const charts = [...comparisonCharts(report), ...scalingCharts(report), ...soakCharts(report)];
   return charts;
+}
+
+const processColors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd'];
+
+/** The soak scenario's RSS curves. */
+export function soakCharts(report: BenchReport): { name: string; title: string; svg: string }[] {
+  const soak = soakOf(report);
+  if (!soak) return [];
+  return [
+    {
+      name: 'soak-rss',
+      title: 'RSS per process over the soak',
+      svg: lineChartSvg({
+        title: `RSS per process over ${soak.seconds} s of mixed workload (${report.machine.cores} cores)`,
+        xUnit: 'seconds',
+        yUnit: 'MiB',
+        series: soak.curves.map((c, i) => ({
+          name: c.service,
+          color: processColors[i % processColors.length]!,
+          points: c.points,
+        })),
+      }),
+    },
+  ];
 }
 
 /** The scaling curve: p50 and p99 per query on each dataset size, and the large ÷ small p99 ratio. */

@@ -14,7 +14,8 @@ export const ourEntries: Readonly<Record<OurService, string>> = {
   'write-api': join(repoRoot, 'services/write-api/dist/server.js'),
   'read-api': join(repoRoot, 'services/read-api/dist/server.js'),
   projector: join(repoRoot, 'services/projector/dist/main.js'),
-  edge: join(repoRoot, 'services/edge/dist/server.js'),
+  // BENCH_EDGE_ENTRY: measure another front door build (e.g. an older edge) in its place.
+  edge: process.env.BENCH_EDGE_ENTRY ?? join(repoRoot, 'services/edge/dist/server.js'),
 };
 
 /** Entities the bare REST server keeps a table for (actors preloaded from the dataset, events empty). */

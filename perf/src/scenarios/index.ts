@@ -5,6 +5,7 @@ import { latency } from './latency.js';
 import { mixedWorkload } from './mixed-workload.js';
 import { restCrud } from './rest-crud.js';
 import { scaling } from './scaling.js';
+import { soak } from './soak.js';
 import type { Scenario, ScenarioName } from './types.js';
 
 export const scenarios: Readonly<Record<ScenarioName, Scenario>> = {
@@ -14,5 +15,6 @@ export const scenarios: Readonly<Record<ScenarioName, Scenario>> = {
   'federation-depth': federationDepth,
   'mixed-workload': mixedWorkload,
   latency,
+  soak,
   scaling,
 };

@@ -5,6 +5,7 @@ import type { SideSummary } from '../lib/load.js';
 import type { RebuildFigures } from '../lib/rebuild.js';
 import type { BaselineService, OurService, Stack, StackOptions } from '../lib/stack.js';
 import type { LatencyResult } from './latency.js';
+import type { SoakResult } from './soak.js';
 
 export const scenarioNames = [
   'rest-crud',
@@ -13,6 +14,7 @@ export const scenarioNames = [
   'federation-depth',
   'mixed-workload',
   'latency',
+  'soak',
   'scaling',
 ] as const;
 export type ScenarioName = (typeof scenarioNames)[number];
@@ -29,6 +31,8 @@ export const executionOrder: readonly ScenarioName[] = [
   'latency',
   'rest-crud',
   'crud-sequence',
+  // Minutes long, ours only: memory over a mixed workload.
+  'soak',
   // Last: it runs on its own copies of two datasets, with everything else stopped.
   'scaling',
 ];
@@ -42,6 +46,8 @@ export interface Plan {
   readonly warmupSec: number;
   /** Connections for scenarios without their own sweep. */
   readonly connections: number;
+  /** Length of the soak scenario (`--duration` when given, else 600 s; 5 s with --quick). */
+  readonly soakSec: number;
   /** Smoke mode: correctness only, timings are not meaningful. */
   readonly quick: boolean;
 }
@@ -104,6 +110,8 @@ export interface ScenarioResult {
   readonly scaling?: ScalingResult;
   /** The `latency` scenario's percentiles (front door, direct, baseline). */
   readonly latency?: LatencyResult;
+  /** The `soak` scenario's RSS curves. */
+  readonly soak?: SoakResult;
 }
 
 export type ScalingKind = 'getById' | 'filtered' | 'depth3';

@@ -1,4 +1,10 @@
-import { createServer, type IncomingMessage, METHODS, type OutgoingHttpHeaders } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  METHODS,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+} from 'node:http';
 import { type Config, closeConnectionsWhenClosing, requestLogging } from '@eggmesh/service-kit';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { EdgeError } from './errors.js';
@@ -9,6 +15,11 @@ import { upstreamFor } from './routes.js';
 export interface EdgeOptions {
   readonly config: Config;
   readonly logger?: FastifyServerOptions['logger'];
+  /**
+   * Answers the read-api's paths in this process (the read-api's own app, see server.ts) instead of
+   * forwarding them; REST is always forwarded to the write-api.
+   */
+  readonly read?: (request: IncomingMessage, response: ServerResponse) => void;
 }
 
 /** What sendError needs of a reply. */
@@ -55,7 +66,7 @@ const pathOf = (url: string | undefined): string => {
  * that did not answer; its error bodies name the service, never its address (the log has that).
  */
 export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
-  const { config } = options;
+  const { config, read } = options;
   const ownHeaders = corsHeaders(config.corsOrigin);
   let app: FastifyInstance | undefined;
   const proxy = new Forwarder({
@@ -77,7 +88,8 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
     serverFactory: (handler) =>
       createServer((request, response) => {
         const upstream = request.method === 'CONNECT' ? null : upstreamFor(pathOf(request.url));
-        if (upstream) proxy.handle(request, response, upstream);
+        if (upstream === 'read' && read) read(request, response);
+        else if (upstream) proxy.handle(request, response, upstream);
         else handler(request, response);
       }),
     // Requests Fastify refuses before routing (a malformed URL): 400 in the edge's own shape.
@@ -105,7 +117,8 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
       return;
     }
     reply.hijack();
-    proxy.handle(request.raw, reply.raw, upstream);
+    if (upstream === 'read' && read) read(request.raw, reply.raw);
+    else proxy.handle(request.raw, reply.raw, upstream);
   });
   // The edge's own answers carry the CORS headers the services send.
   app.addHook('onSend', async (request, reply, payload) => {

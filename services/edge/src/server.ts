@@ -1,7 +1,45 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { buildApp as buildReadApp } from '@eggmesh/read-api';
 import { loadConfig, loggerOptions, serve } from '@eggmesh/service-kit';
+import { openReadStore, type SqliteReadStore } from '@eggmesh/store-sqlite';
 import { buildApp } from './app.js';
 
 const config = loadConfig();
-const app = await buildApp({ config, logger: { ...loggerOptions(config, 'edge') } });
-await serve(app, { port: config.ports.edge, config });
-app.log.info({ upstreams: config.upstreams }, 'edge ready');
+
+/** The read store for embedded GraphQL, once the write-api has created the data files (retried every 500 ms). */
+async function openStore(log: (msg: string) => void): Promise<SqliteReadStore> {
+  let told = '';
+  for (;;) {
+    try {
+      return openReadStore(config.dataDir);
+    } catch (error) {
+      const reason = `waiting for the data files in ${config.dataDir} (${(error as Error).message})`;
+      if (reason !== told) log(reason);
+      told = reason;
+      await sleep(500);
+    }
+  }
+}
+
+let read: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
+let closeRead: (() => Promise<void>) | undefined;
+if (config.edgeGraphql === 'embedded') {
+  const store = await openStore((msg) =>
+    process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), service: 'edge', msg })}\n`),
+  );
+  const readApp = buildReadApp({ config, store });
+  await readApp.ready();
+  read = readApp.routing;
+  closeRead = async () => {
+    await readApp.close();
+    store.close();
+  };
+}
+const app = await buildApp({
+  config,
+  logger: { ...loggerOptions(config, 'edge') },
+  ...(read ? { read } : {}),
+});
+await serve(app, { port: config.ports.edge, config, ...(closeRead ? { onClose: closeRead } : {}) });
+app.log.info({ upstreams: config.upstreams, graphql: config.edgeGraphql }, 'edge ready');
