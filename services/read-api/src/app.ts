@@ -90,6 +90,7 @@ export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): 
         schema: entitySdl(entity, config.list),
         resolvers: entityResolvers(entity),
         graphiql: false,
+        wholeLists: true,
         store,
         clock,
         config,
