@@ -1,9 +1,10 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { check, GateError } from '../lib/gate.js';
+import { assertClean, type LoadSpec, measure, runLoad } from '../lib/load.js';
 import { CpuMeter } from '../lib/proc.js';
-import { percentileOfSorted } from '../lib/stats.js';
-import { graphqlCheck, newFarm, Picker, parse } from './common.js';
+import { median, percentileOfSorted } from '../lib/stats.js';
+import { expectStatus, graphqlCheck, graphStep, newFarm, Picker, parse } from './common.js';
 import { gqlBody, LIST_LIMIT, type QueryName } from './queries.js';
 import type { Scenario, ScenarioContext } from './types.js';
 
@@ -35,10 +36,20 @@ export interface LatencyCpu {
   readonly target: LatencyTarget;
   readonly clients: number;
   readonly requests: number;
-  /** CPU ms per request of the front door (edge) alone; null when the target has none. */
+  /** CPU ms per request of the edge process alone; null when the target has none. */
   readonly frontCpuMsPerRequest: number | null;
-  /** CPU ms per request of the services behind (write-api + read-api, or the two bare servers). */
-  readonly serviceCpuMsPerRequest: number;
+  /** CPU ms per request of every server process of the side (ours: edge + write-api + read-api). */
+  readonly totalCpuMsPerRequest: number;
+}
+
+/** The same requests without think time (autocannon, 10 connections): CPU per request when busy. */
+export interface LoadedCpu {
+  readonly target: 'front-door' | 'direct';
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+  /** CPU ms per request of edge + write-api + read-api (all running in both cases). */
+  readonly cpuMsPerRequest: number;
 }
 
 export interface LatencyResult {
@@ -47,6 +58,18 @@ export interface LatencyResult {
   readonly runs: number;
   readonly cells: readonly LatencyCell[];
   readonly cpu: readonly LatencyCpu[];
+  readonly loaded: readonly LoadedCpu[];
+}
+
+/**
+ * What the front door costs in CPU, as a share of what the services cost when called directly:
+ * (all our processes' CPU per request through the front door − the same, direct) ÷ the direct figure.
+ * It counts an embedded read side and a proxy alike.
+ */
+export function frontCpuShare(through: number, direct: number): number | null {
+  return Number.isFinite(through) && Number.isFinite(direct) && direct > 0
+    ? (through - direct) / direct
+    : null;
 }
 
 interface Kind {
@@ -236,6 +259,79 @@ export const cellOf = (
 ): LatencyCell | undefined =>
   result.cells.find((c) => c.target === target && c.clients === clients && c.kind === kind);
 
+/** GraphQL getById and REST get of seeded farms, no think time, through the front door and direct, in turns. */
+async function measureLoaded(context: ScenarioContext, picker: Picker): Promise<LoadedCpu[]> {
+  const { plan, stack } = context;
+  const pids = stack.pids(['edge', 'write-api', 'read-api']);
+  const specs = (target: 'front-door' | 'direct'): LoadSpec[] => {
+    const bases = basesOf(context, target);
+    const farmPath = () => `/farm/api/${picker.id('farm')}`;
+    return [
+      {
+        label: `latency loaded ${target} graphql`,
+        baseUrl: bases.graph,
+        connections: 5,
+        steps: [
+          graphStep(
+            'farm',
+            'farmById',
+            () => ({ id: picker.id('farm') }),
+            (v) => `"${v.id as string}"`,
+          ),
+        ],
+      },
+      {
+        label: `latency loaded ${target} rest`,
+        baseUrl: bases.rest,
+        connections: 5,
+        steps: [
+          {
+            method: 'GET',
+            path: farmPath(),
+            setup: (request) => ({ ...request, path: farmPath() }),
+            check: (status) => expectStatus(status, 200),
+          },
+        ],
+      },
+    ];
+  };
+  const targets = ['front-door', 'direct'] as const;
+  for (const t of targets) {
+    if (plan.warmupSec > 0)
+      for (const l of await Promise.all(specs(t).map((x) => runLoad(x, plan.warmupSec)))) assertClean(l);
+  }
+  const runs = new Map<(typeof targets)[number], { rps: number; p50: number; p99: number; cpu: number }[]>(
+    targets.map((t) => [t, []]),
+  );
+  for (let i = 0; i < plan.runs; i++) {
+    for (const t of i % 2 === 0 ? targets : [...targets].reverse()) {
+      const run = await measure(specs(t), plan.durationSec, pids);
+      for (const l of run.loads) assertClean(l);
+      const all = run.loads;
+      runs.get(t)!.push({
+        rps: all.reduce((a, l) => a + l.rps, 0),
+        p50: Math.max(...all.map((l) => l.latency.p50)),
+        p99: Math.max(...all.map((l) => l.latency.p99)),
+        cpu: run.cpuMsPerRequest,
+      });
+    }
+  }
+  return targets.map((t) => {
+    const r = runs.get(t)!;
+    const out: LoadedCpu = {
+      target: t,
+      rps: median(r.map((x) => x.rps)),
+      p50: median(r.map((x) => x.p50)),
+      p99: median(r.map((x) => x.p99)),
+      cpuMsPerRequest: median(r.map((x) => x.cpu)),
+    };
+    context.log(
+      `  latency/loaded ${t}: ${out.rps.toFixed(0)} req/s p50 ${out.p50.toFixed(2)} p99 ${out.p99.toFixed(2)} ms, ${out.cpuMsPerRequest.toFixed(3)} cpu-ms/req (edge+write+read)`,
+    );
+    return out;
+  });
+}
+
 export const latency: Scenario = {
   name: 'latency',
   description:
@@ -257,7 +353,8 @@ export const latency: Scenario = {
       if (target === 'baseline') return { front: [], service: s.pids(['bare-rest', 'bare-graphql']) };
       return {
         front: target === 'front-door' ? s.pids(['edge']) : [],
-        service: s.pids(['write-api', 'read-api']),
+        // Every process of ours, both ways: an embedded read side serves GraphQL inside the edge.
+        service: s.pids(['edge', 'write-api', 'read-api']),
       };
     };
     const cells: LatencyCell[] = [];
@@ -310,7 +407,7 @@ export const latency: Scenario = {
           clients,
           requests: acc.requests,
           frontCpuMsPerRequest: target === 'front-door' ? acc.front / acc.requests : null,
-          serviceCpuMsPerRequest: acc.service / acc.requests,
+          totalCpuMsPerRequest: acc.service / acc.requests,
         });
         const g = cells.find(
           (c) => c.target === target && c.clients === clients && c.kind === 'graphql (all)',
@@ -321,7 +418,8 @@ export const latency: Scenario = {
         );
       }
     }
-    const result: LatencyResult = { thinkMs, secondsPerRun, runs: plan.runs, cells, cpu };
+    const loaded = context.sides.includes('ours') ? await measureLoaded(context, picker) : [];
+    const result: LatencyResult = { thinkMs, secondsPerRun, runs: plan.runs, cells, cpu, loaded };
     const figures: Record<string, number> = {};
     for (const clients of latencyClients) {
       for (const api of ['graphql', 'rest'] as const) {
@@ -329,10 +427,15 @@ export const latency: Scenario = {
         const d = cellOf(result, 'direct', clients, `${api} (all)`);
         if (f && d && d.p95 > 0) figures[`front_over_direct_p95_${api}_c${clients}`] = f.p95 / d.p95;
       }
-      const c = cpu.find((x) => x.target === 'front-door' && x.clients === clients);
-      if (c && c.frontCpuMsPerRequest !== null && c.serviceCpuMsPerRequest > 0)
-        figures[`front_cpu_share_c${clients}`] = c.frontCpuMsPerRequest / c.serviceCpuMsPerRequest;
+      const f = cpu.find((x) => x.target === 'front-door' && x.clients === clients);
+      const d = cpu.find((x) => x.target === 'direct' && x.clients === clients);
+      const share = f && d ? frontCpuShare(f.totalCpuMsPerRequest, d.totalCpuMsPerRequest) : null;
+      if (share !== null) figures[`front_cpu_share_c${clients}`] = share;
     }
+    const lf = loaded.find((l) => l.target === 'front-door');
+    const ld = loaded.find((l) => l.target === 'direct');
+    const loadedShare = lf && ld ? frontCpuShare(lf.cpuMsPerRequest, ld.cpuMsPerRequest) : null;
+    if (loadedShare !== null) figures.front_cpu_share_loaded = loadedShare;
     return {
       name: 'latency',
       description: this.description,
