@@ -126,6 +126,9 @@ export class Stack {
           EDGE_PORT: String(ports.edge),
           EGGMESH_WRITE_API_URL: `http://127.0.0.1:${ports['write-api']}`,
           EGGMESH_READ_API_URL: `http://127.0.0.1:${ports['read-api']}`,
+          // On a shared 2-core machine at load 20+, a synchronous start-up can stall past the default
+          // 10 s watchdog and the service is killed before the bench starts: give it a minute here.
+          EGGMESH_EVENT_LOOP_STALL_MS: process.env.EGGMESH_EVENT_LOOP_STALL_MS ?? '60000',
           ...o.extraEnv,
         },
         healthUrl: `http://127.0.0.1:${port}/health`,
