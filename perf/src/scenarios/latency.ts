@@ -2,7 +2,6 @@ import { Agent, request as httpRequest } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { check, GateError } from '../lib/gate.js';
 import { assertClean, type LoadSpec, measure, runLoad } from '../lib/load.js';
-import { CpuMeter } from '../lib/proc.js';
 import { median, percentileOfSorted } from '../lib/stats.js';
 import { expectStatus, graphqlCheck, graphStep, newFarm, Picker, parse } from './common.js';
 import { gqlBody, LIST_LIMIT, type QueryName } from './queries.js';
@@ -147,19 +146,22 @@ type Samples = Map<string, number[]>;
 /** One virtual user's loop: every kind in turn, think time after each answer, until `until`. */
 async function userLoop(
   context: ScenarioContext,
-  bases: Bases,
+  targets: readonly { readonly target: LatencyTarget; readonly bases: Bases }[],
+  offset: number,
   thinkMs: number,
   until: number,
-  samples: Samples | null,
+  samplesOf: ReadonlyMap<LatencyTarget, Samples> | null,
   picker: Picker,
 ): Promise<number> {
   const client = new Client();
   const { dataset, rng } = context;
   const manyFarms = dataset.counts.farm > LIST_LIMIT;
   let sent = 0;
+  let samples: Samples | undefined;
+  let bases: Bases = targets[0]!.bases;
   const record = (kind: string, ms: number) => {
     sent++;
-    if (samples) samples.get(kind)?.push(ms);
+    samples?.get(kind)?.push(ms);
   };
   const graph = async (
     kind: string,
@@ -175,7 +177,12 @@ async function userLoop(
   };
   const think = () => (thinkMs > 0 ? sleep(thinkMs) : Promise.resolve());
   try {
-    while (performance.now() < until) {
+    // One target per iteration, in turns (each user starting at its own offset): at any moment the
+    // three are being called side by side, so a busy shared machine slows them alike.
+    for (let k = offset; performance.now() < until; k++) {
+      const turn = targets[k % targets.length]!;
+      bases = turn.bases;
+      samples = samplesOf?.get(turn.target);
       const farmIndex = picker.index('farm');
       const farmId = dataset.id('farm', farmIndex);
       await graph('graphql getById', 'farm', 'farmById', { id: farmId }, `"${farmId}"`);
@@ -338,7 +345,8 @@ export const latency: Scenario = {
     'Closed loop with think time (k6 sleep) at 1 and 10 virtual users, each on one keep-alive connection: ' +
     'GraphQL getById, getAll, filtered (getByZone), depth 2 and depth 3 on /farm/graph, REST create, get, update ' +
     'on /farm/api; sent through the front door (edge), straight to the write-api/read-api, and to the bare ' +
-    'baselines, the three in turns run by run. Percentiles pool every sample of the runs.',
+    'baselines, interleaved (each user takes the three in turns, one per iteration). Percentiles pool every ' +
+    'sample of the runs. CPU per request: the same requests without think time, front door vs direct.',
   services: { ours: ['write-api', 'read-api', 'edge'], baseline: ['bare-rest', 'bare-graphql'] },
   async run(context) {
     const { plan } = context;
@@ -348,50 +356,29 @@ export const latency: Scenario = {
       t === 'baseline' ? context.sides.includes('baseline') : context.sides.includes('ours'),
     );
     const picker = new Picker(context.dataset, context.rng);
-    const pidsOf = (target: LatencyTarget) => {
-      const s = context.stack;
-      if (target === 'baseline') return { front: [], service: s.pids(['bare-rest', 'bare-graphql']) };
-      return {
-        front: target === 'front-door' ? s.pids(['edge']) : [],
-        // Every process of ours, both ways: an embedded read side serves GraphQL inside the edge.
-        service: s.pids(['edge', 'write-api', 'read-api']),
-      };
-    };
+    const turns = targets.map((target) => ({ target, bases: basesOf(context, target) }));
     const cells: LatencyCell[] = [];
     const cpu: LatencyCpu[] = [];
     for (const clients of latencyClients) {
       const samples = new Map<LatencyTarget, Samples>(
         targets.map((t) => [t, new Map(latencyKinds.map((k) => [k.name, [] as number[]]))]),
       );
-      const cpuMs = new Map<LatencyTarget, { front: number; service: number; requests: number }>(
-        targets.map((t) => [t, { front: 0, service: 0, requests: 0 }]),
-      );
-      const runUsers = (target: LatencyTarget, seconds: number, keep: boolean) => {
+      const runUsers = (seconds: number, keep: boolean) => {
         const until = performance.now() + seconds * 1000;
-        const bases = basesOf(context, target);
         return Promise.all(
-          Array.from({ length: clients }, () =>
-            userLoop(context, bases, thinkMs, until, keep ? (samples.get(target) ?? null) : null, picker),
+          Array.from({ length: clients }, (_, u) =>
+            userLoop(context, turns, u, thinkMs, until, keep ? samples : null, picker),
           ),
         );
       };
-      // Warm-up: one short pass per target (connections, JIT, compiled queries), not counted.
-      for (const target of targets) await runUsers(target, Math.max(plan.warmupSec, 0.2), false);
+      // Warm-up (connections, JIT, compiled queries), not counted: every target at least once per user.
+      await runUsers(Math.max(plan.warmupSec, 0.2), false);
+      let requests = 0;
       for (let i = 0; i < plan.runs; i++) {
-        const order = i % 2 === 0 ? targets : [...targets].reverse();
-        for (const target of order) {
-          const pids = pidsOf(target);
-          const front = new CpuMeter(pids.front);
-          const service = new CpuMeter(pids.service);
-          front.start();
-          service.start();
-          const sent = await runUsers(target, secondsPerRun, true);
-          const acc = cpuMs.get(target)!;
-          acc.front += front.stop().reduce((a, b) => a + b, 0);
-          acc.service += service.stop().reduce((a, b) => a + b, 0);
-          acc.requests += sent.reduce((a, b) => a + b, 0);
-        }
+        const sent = await runUsers(secondsPerRun * targets.length, true);
+        requests += sent.reduce((a, b) => a + b, 0);
       }
+      check(requests > 0, `latency c=${clients}: no request completed`);
       for (const target of targets) {
         const byKind = samples.get(target)!;
         for (const kind of latencyKinds)
@@ -400,21 +387,12 @@ export const latency: Scenario = {
           const pooled = latencyKinds.filter((k) => k.api === api).flatMap((k) => byKind.get(k.name)!);
           cells.push(summarize(target, clients, `${api} (all)`, pooled));
         }
-        const acc = cpuMs.get(target)!;
-        check(acc.requests > 0, `latency ${target} c=${clients}: no request completed`);
-        cpu.push({
-          target,
-          clients,
-          requests: acc.requests,
-          frontCpuMsPerRequest: target === 'front-door' ? acc.front / acc.requests : null,
-          totalCpuMsPerRequest: acc.service / acc.requests,
-        });
         const g = cells.find(
           (c) => c.target === target && c.clients === clients && c.kind === 'graphql (all)',
         );
         const r = cells.find((c) => c.target === target && c.clients === clients && c.kind === 'rest (all)');
         context.log(
-          `  latency/${target} c=${clients}: graphql p50 ${g?.p50.toFixed(2)} p95 ${g?.p95.toFixed(2)} ms | rest p50 ${r?.p50.toFixed(2)} p95 ${r?.p95.toFixed(2)} ms | ${acc.requests} requests`,
+          `  latency/${target} c=${clients}: graphql p50 ${g?.p50.toFixed(2)} p95 ${g?.p95.toFixed(2)} ms (n ${g?.count}) | rest p50 ${r?.p50.toFixed(2)} p95 ${r?.p95.toFixed(2)} ms (n ${r?.count})`,
         );
       }
     }

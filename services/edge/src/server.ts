@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buildApp as buildReadApp } from '@eggmesh/read-api';
 import { loadConfig, loggerOptions, serve } from '@eggmesh/service-kit';
-import { openReadStore, type SqliteReadStore } from '@eggmesh/store-sqlite';
+import type { SqliteReadStore } from '@eggmesh/store-sqlite';
 import { buildApp } from './app.js';
 
 const config = loadConfig();
 
 /** The read store for embedded GraphQL, once the write-api has created the data files (retried every 500 ms). */
 async function openStore(log: (msg: string) => void): Promise<SqliteReadStore> {
+  const { openReadStore } = await import('@eggmesh/store-sqlite');
   let told = '';
   for (;;) {
     try {
@@ -28,6 +28,8 @@ if (config.edgeGraphql === 'embedded') {
   const store = await openStore((msg) =>
     process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), service: 'edge', msg })}\n`),
   );
+  // Loaded only here: a proxying edge does not carry the read side's modules (about 30 MiB of RSS).
+  const { buildApp: buildReadApp } = await import('@eggmesh/read-api');
   const readApp = buildReadApp({ config, store });
   await readApp.ready();
   read = readApp.routing;

@@ -1,0 +1,4 @@
+export { buildApp } from './app.js';
+export { EdgeError, edgeErrors } from './errors.js';
+export { upstreamFor } from './routes.js';
+//# sourceMappingURL=index.js.map

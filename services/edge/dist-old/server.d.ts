@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=server.d.ts.map
