@@ -155,4 +155,32 @@ describe('edge', () => {
     expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
     await listed.close();
   });
+
+  it('answers the GraphQL paths in process when given the read side, and still forwards REST', async () => {
+    const embedded = await buildApp({
+      config: loadConfig({ EGGMESH_WRITE_API_URL: write.url, EGGMESH_READ_API_URL: 'http://127.0.0.1:9' }),
+      read: (request, response) => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ served_by: 'embedded', url: request.url }));
+      },
+    });
+    await embedded.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const address = embedded.server.address();
+      const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+      for (const path of ['/hen/graph', '/graphql?x=1', '/graphiql']) {
+        const res = await fetch(`${base}${path}`, {
+          method: path === '/graphiql' ? 'GET' : 'POST',
+          body: path === '/graphiql' ? undefined : '{}',
+        });
+        expect(await res.json()).toEqual({ served_by: 'embedded', url: path });
+      }
+      const rest = await fetch(`${base}/farm/api`);
+      expect(((await rest.json()) as { served_by: string }).served_by).toBe('write');
+      const injected = await embedded.inject({ method: 'POST', url: '/farm/graph', payload: {} });
+      expect(injected.json()).toEqual({ served_by: 'embedded', url: '/farm/graph' });
+    } finally {
+      await embedded.close();
+    }
+  });
 });
