@@ -1,2 +1,0 @@
-export {};
-//# sourceMappingURL=server.d.ts.map
