@@ -33,7 +33,10 @@ export interface RssCurve {
   readonly lastMiB: number;
   /** Least-squares slope over the second half of the load, MiB per minute. */
   readonly slopeMiBPerMin: number;
-  /** The last third sits at most 10% (+ 8 MiB) above the middle one and the late slope is under 2 MiB/min. */
+  /**
+   * The last third sits at most 10% (+ 8 MiB) above the middle one and the late slope is under
+   * 2 MiB/min; a curve shorter than a minute is not judged (true).
+   */
   readonly bounded: boolean;
 }
 
@@ -92,7 +95,8 @@ export function judgeCurve(
     middleMiB,
     lastMiB,
     slopeMiBPerMin,
-    bounded: lastMiB <= middleMiB * 1.1 + 8 && slopeMiBPerMin < 2,
+    // Under a minute of samples, a slope per minute says nothing: not judged (counted as bounded).
+    bounded: (points.at(-1)?.[0] ?? 0) < 60 || (lastMiB <= middleMiB * 1.1 + 8 && slopeMiBPerMin < 2),
   };
 }
 
