@@ -505,7 +505,7 @@ export function soakCharts(report: BenchReport): { name: string; title: string; 
   if (!soak) return [];
   return [
     {
-      name: 'soak-rss',
+      name: 'rss',
       title: 'RSS per process over the soak',
       svg: lineChartSvg({
         title: `RSS per process over ${soak.seconds} s of mixed workload (${report.machine.cores} cores)`,
