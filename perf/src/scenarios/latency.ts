@@ -97,7 +97,22 @@ interface Answer {
 class Client {
   readonly #agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
-  send(url: string, method: string, body?: string): Promise<Answer> {
+  /**
+   * One request. A keep-alive socket the server closed while this user was busy with the other
+   * targets (services close idle connections after EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS) fails with
+   * ECONNRESET on reuse: that attempt is retried once on a new socket, timed from the retry, as
+   * browsers and k6 do.
+   */
+  async send(url: string, method: string, body?: string): Promise<Answer> {
+    try {
+      return await this.#once(url, method, body);
+    } catch (error) {
+      if ((error as { reused?: boolean }).reused) return this.#once(url, method, body);
+      throw error;
+    }
+  }
+
+  #once(url: string, method: string, body?: string): Promise<Answer> {
     const started = performance.now();
     return new Promise((resolve, reject) => {
       const headers: Record<string, string | number> = {};
@@ -118,7 +133,14 @@ class Client {
         res.on('error', reject);
       });
       req.on('timeout', () => req.destroy(new Error(`timeout: ${method} ${url}`)));
-      req.on('error', reject);
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        const code = error.code;
+        reject(
+          req.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE')
+            ? Object.assign(error, { reused: true })
+            : error,
+        );
+      });
       req.end(body);
     });
   }
