@@ -132,6 +132,7 @@ function options() {
     durationSec: number(values.duration, quick ? 1 : 10, 'duration'),
     warmupSec: number(values.warmup, quick ? 0.5 : 3, 'warmup'),
     connections: Math.max(1, Math.round(number(values.connections, quick ? 10 : 100, 'connections'))),
+    soakSec: number(values.duration, quick ? 5 : 600, 'duration'),
     quick,
   };
   const preset = values.preset ?? (quick ? 'tiny' : 'small');

@@ -70,6 +70,7 @@ export const configSchema = z.object({
   EGGMESH_RATE_LIMIT_PER_MIN: z.coerce.number().int().min(0).default(0),
   EGGMESH_WRITE_API_URL: z.string().url().optional(),
   EGGMESH_READ_API_URL: z.string().url().optional(),
+  EGGMESH_EDGE_GRAPHQL: z.enum(['embedded', 'proxy']).default('embedded'),
 });
 
 type RawConfig = z.infer<typeof configSchema>;
@@ -152,6 +153,11 @@ export interface Config {
   readonly auth: AuthConfig;
   /** Requests per minute one client address may make to one service; 0 = no limit. */
   readonly rateLimitPerMin: number;
+  /**
+   * How the edge serves the GraphQL paths: `embedded` answers them in its own process over a read-only
+   * store (no hop), `proxy` forwards them to the read-api like REST goes to the write-api.
+   */
+  readonly edgeGraphql: 'embedded' | 'proxy';
   /** Where the edge forwards; defaults to the local services. */
   readonly upstreams: { readonly write: string; readonly read: string };
 }
@@ -296,6 +302,7 @@ function parseConfig(env: Record<string, string | undefined>): Config {
     }),
     auth,
     rateLimitPerMin: c.EGGMESH_RATE_LIMIT_PER_MIN,
+    edgeGraphql: c.EGGMESH_EDGE_GRAPHQL,
     upstreams: Object.freeze({
       write: c.EGGMESH_WRITE_API_URL ?? local(c.WRITE_API_PORT),
       read: c.EGGMESH_READ_API_URL ?? local(c.READ_API_PORT),

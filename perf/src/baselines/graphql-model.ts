@@ -75,9 +75,10 @@ export interface Model {
   readonly container: Table;
   readonly farm_output: Table;
   readonly container_inventory: Table;
+  readonly consumer: Table;
 }
 
-/** Loads farms, coops, hens, containers and their projection documents into memory. */
+/** Loads farms, coops, hens, containers, consumers and the projection documents into memory. */
 export function buildModel(dataset: Dataset | null): Model {
   const model: Model = {
     farm: new Table(['zone']),
@@ -86,6 +87,7 @@ export function buildModel(dataset: Dataset | null): Model {
     container: new Table(['zone']),
     farm_output: new Table(['farm_id']),
     container_inventory: new Table(['container_id']),
+    consumer: new Table(['zone']),
   };
   if (!dataset) return model;
   const c = dataset.counts;
@@ -120,6 +122,7 @@ export function buildModel(dataset: Dataset | null): Model {
       utilization_pct: 0,
     });
   }
+  for (let i = 0; i < c.consumer; i++) model.consumer.add(doc(dataset.consumer(i)));
   for (const farm of model.farm.byId.values()) {
     const t = totals.get(farm.id) ?? { total: 0, active: 0 };
     model.farm_output.add({
@@ -149,6 +152,7 @@ type Hen { id: ID! name: String coop_id: ID breed: String dob: String status: St
 type Container { id: ID! name: String container_type: String capacity: Int zone: String inventory: [ContainerInventory] }
 type FarmOutput { id: ID farm_id: ID farm_type: String eggs_today: Int eggs_week: Int eggs_month: Int active_hens: Int total_hens: Int avg_per_hen_per_week: Float farm: Farm }
 type ContainerInventory { id: ID container_id: ID current_eggs: Int total_deposits: Int total_withdrawals: Int total_transfers_in: Int total_transfers_out: Int total_consumed: Int utilization_pct: Float container: Container }
+type Consumer { id: ID! name: String consumer_type: String zone: String }
 type HenProductivity { id: ID hen_id: ID farm_id: ID eggs_today: Int eggs_week: Int eggs_month: Int total_eggs: Int avg_per_week: Float quality_rate: Float hen: Hen }
 `;
 
@@ -160,6 +164,7 @@ export const endpoints = {
   container: ['Container', 'getByZone', 'zone', 'zone'],
   farm_output: ['FarmOutput', 'getByFarm', 'id', 'farm_id'],
   container_inventory: ['ContainerInventory', 'getByContainer', 'id', 'container_id'],
+  consumer: ['Consumer', 'getByZone', 'zone', 'zone'],
 } as const satisfies Record<keyof Model, readonly [string, string, string, string]>;
 
 export type EndpointName = keyof typeof endpoints;

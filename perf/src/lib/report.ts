@@ -1,12 +1,16 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatasetCounts } from '../data/dataset.js';
+import type { LatencyResult } from '../scenarios/latency.js';
+import { cellOf, frontCpuShare, latencyClients, latencyKinds, latencyTargets } from '../scenarios/latency.js';
+import type { SoakResult } from '../scenarios/soak.js';
 import type { CaseResult, Plan, ScalingKind, ScalingResult, ScenarioResult } from '../scenarios/types.js';
 import { type ProfileSummary, profileMarkdown } from './cpuprofile.js';
 import type { MachineFacts } from './env.js';
 import type { StoreFigures } from './mongo.js';
 import type { RebuildFigures } from './rebuild.js';
-import { barChartSvg } from './svg.js';
+import { ratio } from './stats.js';
+import { barChartSvg, lineChartSvg } from './svg.js';
 
 export interface SetupFigures {
   /** The projector applying the whole generated log from position 0 (issue: rebuild throughput). */
@@ -70,6 +74,14 @@ const findCase = (
 export const scalingOf = (report: Pick<BenchReport, 'scenarios'>): ScalingResult | undefined =>
   report.scenarios.find((s) => s.scaling)?.scaling;
 
+/** The latency scenario's result, if the run has one. */
+export const latencyOf = (report: Pick<BenchReport, 'scenarios'>): LatencyResult | undefined =>
+  report.scenarios.find((sc) => sc.latency)?.latency;
+
+/** The soak scenario's result, if the run has one. */
+export const soakOf = (report: Pick<BenchReport, 'scenarios'>): SoakResult | undefined =>
+  report.scenarios.find((sc) => sc.soak)?.soak;
+
 /** The worst (largest) large ÷ small p99 ratio over the queries of a kind, and which query it is. */
 export function worstScaling(
   curve: ScalingResult,
@@ -125,6 +137,16 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetCheck[
     '≥ 0.6',
     (v) => v >= 0.6,
   );
+  const whole = report.scenarios
+    .find((sc) => sc.name === 'graphql-queries')
+    ?.cases.find((k) => k.case.startsWith('consumer getAll'));
+  add(
+    `large list: ${whole?.case ?? 'getAll of every row'} p50 ÷ bare Mercurius p50`,
+    whole?.ours && whole.baseline ? ratio(whole.ours.p50, whole.baseline.p50) : null,
+    '≤ 2',
+    (v) => v <= 2,
+    whole ? `req/s ratio ${whole.ratios.rps?.toFixed(2) ?? '–'}` : undefined,
+  );
   add(
     'depth-3 p50 ÷ getById p50 (ours)',
     figure(report, 'federation-depth', 'ours_depth3_over_getById_p50'),
@@ -158,6 +180,51 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetCheck[
     '< 100',
     (v) => v < 100,
   );
+  const lat = latencyOf(report);
+  if (lat) {
+    for (const clients of latencyClients) {
+      for (const [api, service] of [
+        ['graphql', 'read-api'],
+        ['rest', 'write-api'],
+      ] as const) {
+        const f = cellOf(lat, 'front-door', clients, `${api} (all)`);
+        const d = cellOf(lat, 'direct', clients, `${api} (all)`);
+        add(
+          `latency c=${clients}: front-door ${api === 'graphql' ? 'GraphQL' : 'REST'} p95 ÷ direct ${service} p95`,
+          f && d && d.p95 > 0 ? f.p95 / d.p95 : null,
+          '≤ 1.15',
+          (v) => v <= 1.15,
+        );
+      }
+    }
+    const lf = lat.loaded.find((x) => x.target === 'front-door');
+    const ld = lat.loaded.find((x) => x.target === 'direct');
+    add(
+      "latency, loaded (10 conns, no think time): front-door CPU per request ÷ the services' direct",
+      lf && ld ? frontCpuShare(lf.cpuMsPerRequest, ld.cpuMsPerRequest) : null,
+      '≤ 0.25',
+      (v) => v <= 0.25,
+      'GraphQL getById + REST get',
+    );
+  }
+  const soakResult = soakOf(report);
+  if (soakResult) {
+    add(
+      'whole embedded stack idle RSS (MiB, before the soak)',
+      soakResult.idleBeforeTotalMiB,
+      '< 300',
+      (v) => v < 300,
+    );
+    add(
+      soakResult.seconds >= 60
+        ? 'processes whose RSS grows without bound over the soak'
+        : 'processes whose RSS grows without bound over the soak (under 60 s: not judged)',
+      soakResult.curves.filter((c) => !c.bounded).length,
+      '0',
+      (v) => v === 0,
+      soakResult.curves.map((c) => `${c.service} ${c.slopeMiBPerMin.toFixed(2)} MiB/min`).join(', '),
+    );
+  }
   const curve = scalingOf(report);
   if (!curve) {
     checks.push({
@@ -185,7 +252,7 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetCheck[
 
 /** Scenarios measured against a baseline (all but the scaling curve). */
 const compared = (report: Pick<BenchReport, 'scenarios'>): ScenarioResult[] =>
-  report.scenarios.filter((s) => !s.scaling);
+  report.scenarios.filter((s) => !s.scaling && !s.latency && !s.soak);
 
 const n = (v: number | null | undefined, digits = 0): string =>
   v === null || v === undefined || !Number.isFinite(v)
@@ -193,6 +260,74 @@ const n = (v: number | null | undefined, digits = 0): string =>
     : v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const r = (v: number | null | undefined): string =>
   v === null || v === undefined ? '–' : `${v.toFixed(2)}×`;
+
+/** The latency scenario's section: p50/p95/p99 per kind and target, the ratios, and CPU per request. */
+export function latencyMarkdown(lat: LatencyResult): string[] {
+  const ms = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(2));
+  const lines = [
+    '## Latency at low rate (closed loop, think time)',
+    '',
+    `Think time ${lat.thinkMs} ms after every answer, one keep-alive connection per virtual user; ${lat.runs} run(s) of ${lat.secondsPerRun} s per target and client count, the targets interleaved (each virtual user takes them in turns, one per iteration, so all three are called side by side and a busy machine slows them alike). p50 / p95 / p99 in ms over every sample of the runs; front ÷ direct and direct ÷ base compare p95.`,
+    '',
+    '| clients | request | n (front) | front door | direct | baseline | front ÷ direct | direct ÷ base |',
+    '|--:|---|--:|--:|--:|--:|--:|--:|',
+  ];
+  const kinds = [...latencyKinds.map((k) => k.name), 'graphql (all)', 'rest (all)'];
+  for (const clients of latencyClients) {
+    for (const kind of kinds) {
+      const [f, d, b] = latencyTargets.map((t) => cellOf(lat, t, clients, kind));
+      const three = (c: typeof f) => (c ? `${ms(c.p50)} / ${ms(c.p95)} / ${ms(c.p99)}` : '–');
+      const bold = kind.endsWith('(all)') ? '**' : '';
+      lines.push(
+        `| ${clients} | ${bold}${kind}${bold} | ${f?.count ?? '–'} | ${three(f)} | ${three(d)} | ${three(b)} | ${r(f && d ? f.p95 / d.p95 : null)} | ${r(d && b ? d.p95 / b.p95 : null)} |`,
+      );
+    }
+  }
+  if (lat.cpu.length > 0) {
+    lines.push(
+      '',
+      '| clients | target | requests | edge CPU ms/req | all server processes CPU ms/req | front-door extra ÷ direct |',
+      '|--:|---|--:|--:|--:|--:|',
+    );
+    for (const c of lat.cpu) {
+      const direct = lat.cpu.find((x) => x.target === 'direct' && x.clients === c.clients);
+      lines.push(
+        `| ${c.clients} | ${c.target} | ${n(c.requests)} | ${n(c.frontCpuMsPerRequest, 3)} | ${n(c.totalCpuMsPerRequest, 3)} | ${c.target === 'front-door' && direct ? r(frontCpuShare(c.totalCpuMsPerRequest, direct.totalCpuMsPerRequest)) : '–'} |`,
+      );
+    }
+  }
+  if (lat.loaded.length > 0) {
+    lines.push(
+      '',
+      'Loaded (no think time, 5 + 5 connections: GraphQL getById and REST get of seeded farms), CPU of edge + write-api + read-api per request:',
+      '',
+      '| target | req/s | p50 ms | p99 ms | CPU ms/req |',
+      '|---|--:|--:|--:|--:|',
+      ...lat.loaded.map(
+        (l) => `| ${l.target} | ${n(l.rps)} | ${n(l.p50, 2)} | ${n(l.p99, 2)} | ${n(l.cpuMsPerRequest, 3)} |`,
+      ),
+    );
+  }
+  return lines;
+}
+
+/** The soak scenario's section: RSS per process (idle before/after, under load) and whether it grows. */
+export function soakMarkdown(soak: SoakResult): string[] {
+  const mib = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '–');
+  return [
+    '## Memory (soak)',
+    '',
+    `${soak.seconds} s through the front door at ${soak.writeRate} event writes/s and ${soak.readRate} projection/relationship reads/s (${n(soak.requests)} requests), RSS (VmRSS) of every process every ${soak.sampleEverySec} s. "Bounded": the median of the last third of the samples is at most 10% (+ 8 MiB) above the middle third's, and the least-squares slope over the second half is under 2 MiB/min.`,
+    '',
+    '| process | idle before MiB | middle third MiB | last third MiB | max MiB | slope (2nd half) MiB/min | idle after MiB | grows without bound? |',
+    '|---|--:|--:|--:|--:|--:|--:|---|',
+    ...soak.curves.map(
+      (c) =>
+        `| ${c.service} | ${mib(c.idleBeforeMiB)} | ${mib(c.middleMiB)} | ${mib(c.lastMiB)} | ${mib(c.maxMiB)} | ${c.slopeMiBPerMin.toFixed(2)} | ${mib(c.idleAfterMiB)} | ${c.bounded ? 'no (bounded)' : '**yes?** (growing)'} |`,
+    ),
+    `| **whole stack** | **${mib(soak.idleBeforeTotalMiB)}** | | | | | **${mib(soak.idleAfterTotalMiB)}** | |`,
+  ];
+}
 
 /** The scaling curve's section: per query, latency and req/s on each size and the large ÷ small ratios. */
 export function scalingMarkdown(curve: ScalingResult, quick: boolean): string[] {
@@ -285,6 +420,10 @@ export function renderMarkdown(
       );
     }
   }
+  const lat = latencyOf(report);
+  if (lat) lines.push('', ...latencyMarkdown(lat));
+  const soakResult = soakOf(report);
+  if (soakResult) lines.push('', ...soakMarkdown(soakResult));
   const curve = scalingOf(report);
   if (curve) lines.push('', ...scalingMarkdown(curve, report.plan.quick));
   const su = report.setup;
@@ -325,7 +464,7 @@ export function renderMarkdown(
       `- Projection check after load: ${su.projectionCheck.documents} sampled documents, ${su.projectionCheck.ok ? 'all match' : 'MISMATCH'}.`,
     );
   }
-  for (const s of compared(report)) {
+  for (const s of report.scenarios) {
     for (const [key, value] of Object.entries(s.figures))
       lines.push(`- ${s.name} \`${key}\`: ${n(value, 2)}`);
   }
@@ -366,8 +505,32 @@ const baseColor = '#aaaaaa';
 
 /** The report's charts: req/s, latency percentiles and ratios per compared case (targets drawn in), and the scaling curve. */
 export function renderCharts(report: BenchReport): { name: string; title: string; svg: string }[] {
-  const charts = [...comparisonCharts(report), ...scalingCharts(report)];
+  const charts = [...comparisonCharts(report), ...scalingCharts(report), ...soakCharts(report)];
   return charts;
+}
+
+const processColors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd'];
+
+/** The soak scenario's RSS curves. */
+export function soakCharts(report: BenchReport): { name: string; title: string; svg: string }[] {
+  const soak = soakOf(report);
+  if (!soak) return [];
+  return [
+    {
+      name: 'rss',
+      title: 'RSS per process over the soak',
+      svg: lineChartSvg({
+        title: `RSS per process over ${soak.seconds} s of mixed workload (${report.machine.cores} cores)`,
+        xUnit: 'seconds',
+        yUnit: 'MiB',
+        series: soak.curves.map((c, i) => ({
+          name: c.service,
+          color: processColors[i % processColors.length]!,
+          points: c.points,
+        })),
+      }),
+    },
+  ];
 }
 
 /** The scaling curve: p50 and p99 per query on each dataset size, and the large ÷ small p99 ratio. */

@@ -3,7 +3,7 @@ import { primaryEntities } from '@eggmesh/store-sqlite';
 import { exists, freePort, perfScript, repoRoot } from './env.js';
 import { ChildService } from './proc.js';
 
-export type OurService = 'write-api' | 'read-api' | 'projector';
+export type OurService = 'write-api' | 'read-api' | 'projector' | 'edge';
 export type BaselineService = 'bare-rest' | 'bare-graphql';
 export type ServiceName = OurService | BaselineService;
 
@@ -14,6 +14,8 @@ export const ourEntries: Readonly<Record<OurService, string>> = {
   'write-api': join(repoRoot, 'services/write-api/dist/server.js'),
   'read-api': join(repoRoot, 'services/read-api/dist/server.js'),
   projector: join(repoRoot, 'services/projector/dist/main.js'),
+  // BENCH_EDGE_ENTRY: measure another front door build (e.g. an older edge) in its place.
+  edge: process.env.BENCH_EDGE_ENTRY ?? join(repoRoot, 'services/edge/dist/server.js'),
 };
 
 /** Entities the bare REST server keeps a table for (actors preloaded from the dataset, events empty). */
@@ -61,7 +63,14 @@ export class Stack {
 
   async #allocatePorts(): Promise<Record<ServiceName, number>> {
     if (!this.#ports) {
-      const names: ServiceName[] = ['write-api', 'read-api', 'projector', 'bare-rest', 'bare-graphql'];
+      const names: ServiceName[] = [
+        'write-api',
+        'read-api',
+        'projector',
+        'edge',
+        'bare-rest',
+        'bare-graphql',
+      ];
       const ports = await Promise.all(names.map(() => freePort()));
       this.#ports = Object.fromEntries(names.map((n, i) => [n, ports[i]])) as Record<ServiceName, number>;
     }
@@ -114,6 +123,12 @@ export class Stack {
           WRITE_API_PORT: String(ports['write-api']),
           READ_API_PORT: String(ports['read-api']),
           PROJECTOR_PORT: String(ports.projector),
+          EDGE_PORT: String(ports.edge),
+          EGGMESH_WRITE_API_URL: `http://127.0.0.1:${ports['write-api']}`,
+          EGGMESH_READ_API_URL: `http://127.0.0.1:${ports['read-api']}`,
+          // On a shared 2-core machine at load 20+, a synchronous start-up can stall past the default
+          // 10 s watchdog and the service is killed before the bench starts: give it a minute here.
+          EGGMESH_EVENT_LOOP_STALL_MS: process.env.EGGMESH_EVENT_LOOP_STALL_MS ?? '60000',
           ...o.extraEnv,
         },
         healthUrl: `http://127.0.0.1:${port}/health`,

@@ -128,3 +128,68 @@ export function barChartSvg(spec: BarChartSpec): string {
   out.push('</svg>');
   return `${out.join('\n')}\n`;
 }
+
+export interface LineSeries {
+  readonly name: string;
+  readonly color: string;
+  /** (x, y) points, x ascending. */
+  readonly points: readonly (readonly [number, number])[];
+}
+
+export interface LineChartSpec {
+  readonly title: string;
+  readonly xUnit: string;
+  readonly yUnit: string;
+  readonly series: readonly LineSeries[];
+}
+
+/** Lines over a shared x axis (e.g. RSS over time), y from 0. */
+export function lineChartSvg(spec: LineChartSpec): string {
+  const left = 70;
+  const right = 160;
+  const top = 56;
+  const plotWidth = 640;
+  const plotHeight = 260;
+  const bottom = 50;
+  const all = spec.series.flatMap((s) => s.points.filter(([, y]) => Number.isFinite(y)));
+  const maxX = Math.max(1, ...all.map(([x]) => x));
+  const yTicks = niceTicks(Math.max(1, ...all.map(([, y]) => y)));
+  const maxY = yTicks[yTicks.length - 1] ?? 1;
+  const xTicks = niceTicks(maxX, 6);
+  const px = (x: number) => left + (x / (xTicks[xTicks.length - 1] ?? maxX)) * plotWidth;
+  const py = (y: number) => top + plotHeight - (y / maxY) * plotHeight;
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${left + plotWidth + right}" height="${top + plotHeight + bottom}" font-family="sans-serif" font-size="12">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    `<text x="${left}" y="24" font-size="15" font-weight="bold">${escapeXml(spec.title)}</text>`,
+  ];
+  for (const t of yTicks) {
+    parts.push(
+      `<line x1="${left}" x2="${left + plotWidth}" y1="${py(t)}" y2="${py(t)}" stroke="#e5e5e5"/>`,
+      `<text x="${left - 6}" y="${py(t) + 4}" text-anchor="end">${formatValue(t)}</text>`,
+    );
+  }
+  for (const t of xTicks) {
+    parts.push(
+      `<text x="${px(t)}" y="${top + plotHeight + 18}" text-anchor="middle">${formatValue(t)}</text>`,
+    );
+  }
+  parts.push(
+    `<text x="${left + plotWidth / 2}" y="${top + plotHeight + 40}" text-anchor="middle">${escapeXml(spec.xUnit)}</text>`,
+    `<text x="16" y="${top + plotHeight / 2}" transform="rotate(-90 16 ${top + plotHeight / 2})" text-anchor="middle">${escapeXml(spec.yUnit)}</text>`,
+  );
+  spec.series.forEach((s, i) => {
+    const d = s.points
+      .filter(([, y]) => Number.isFinite(y))
+      .map(([x, y], k) => `${k === 0 ? 'M' : 'L'}${px(x).toFixed(1)},${py(y).toFixed(1)}`)
+      .join(' ');
+    if (d) parts.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2"/>`);
+    const ly = top + 14 + i * 18;
+    parts.push(
+      `<rect x="${left + plotWidth + 14}" y="${ly - 9}" width="12" height="12" fill="${s.color}"/>`,
+      `<text x="${left + plotWidth + 32}" y="${ly + 1}">${escapeXml(s.name)}</text>`,
+    );
+  });
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}

@@ -31,6 +31,8 @@ interface QueryCase {
   readonly variables: (picker: Picker) => Record<string, unknown>;
   /** A string every right answer to these variables contains (checked under load). */
   readonly mustContain: (variables: Record<string, unknown>) => string;
+  /** Connections for this case (else the plan's). */
+  readonly connections?: number;
   /** Full-answer checks on a few samples before any load. */
   readonly gate: (
     ask: (variables: Record<string, unknown>) => Promise<Doc>,
@@ -43,6 +45,8 @@ export function queryCases(dataset: Dataset): QueryCase[] {
   const samples = (n: number) => [0, n - 1, Math.floor(n / 2)];
   const limitAll = c.farm > LIST_LIMIT;
   const firstFarmIds = Array.from({ length: c.farm }, (_, i) => dataset.id('farm', i)).sort();
+  const consumerIds = Array.from({ length: c.consumer }, (_, i) => dataset.id('consumer', i)).sort();
+  const lastConsumerId = consumerIds[consumerIds.length - 1];
   return [
     {
       name: 'farm getById',
@@ -118,6 +122,31 @@ export function queryCases(dataset: Dataset): QueryCase[] {
             pickFields(dataset.farm(0), ['id', 'name', 'farm_type', 'zone']),
             'farm 0 in getAll',
           );
+      },
+    },
+    {
+      // Every row in one answer, as MeshQL's getAll (the read-api's per-entity lists have no default cap):
+      // the small preset's 5,000 consumers, whose rows have a farm's shape (name, type, zone).
+      name: `consumer getAll (${c.consumer} rows)`,
+      entity: 'consumer',
+      query: 'consumerAll',
+      variables: () => ({}),
+      mustContain: () => `"${lastConsumerId}"`,
+      // Half a megabyte per answer: a few clients, as MeshQL's k6 getAll test (1 virtual user) does.
+      connections: 2,
+      gate: async (ask) => {
+        const got = sortById((await ask({})).getAll);
+        checkEqual(got.length, c.consumer, 'consumer getAll length');
+        checkEqual(
+          got.map((d) => d.id),
+          consumerIds,
+          'consumer getAll ids',
+        );
+        checkEqual(
+          got.find((d) => d.id === dataset.id('consumer', 0)),
+          pickFields(dataset.consumer(0), ['id', 'name', 'consumer_type', 'zone']),
+          'consumer 0 in getAll',
+        );
       },
     },
     {
@@ -208,8 +237,8 @@ export const graphqlQueries: Scenario = {
     for (const side of context.sides) await gate(context, side, cases);
     const picker = new Picker(context.dataset, context.rng);
     const results: CaseResult[] = [];
-    const connections = context.plan.connections;
     for (const q of cases) {
+      const connections = q.connections ?? context.plan.connections;
       results.push(
         await compareCase(context, {
           scenario: 'graphql-queries',

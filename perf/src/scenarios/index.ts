@@ -1,9 +1,11 @@
 import { crudSequence } from './crud-sequence.js';
 import { federationDepth } from './federation-depth.js';
 import { graphqlQueries } from './graphql-queries.js';
+import { latency } from './latency.js';
 import { mixedWorkload } from './mixed-workload.js';
 import { restCrud } from './rest-crud.js';
 import { scaling } from './scaling.js';
+import { soak } from './soak.js';
 import type { Scenario, ScenarioName } from './types.js';
 
 export const scenarios: Readonly<Record<ScenarioName, Scenario>> = {
@@ -12,5 +14,7 @@ export const scenarios: Readonly<Record<ScenarioName, Scenario>> = {
   'graphql-queries': graphqlQueries,
   'federation-depth': federationDepth,
   'mixed-workload': mixedWorkload,
+  latency,
+  soak,
   scaling,
 };

@@ -13,6 +13,7 @@ export const queries = {
   containerById: `query containerById($id: ${ID_TYPE}) { getById(id: $id) { id name container_type capacity zone } }`,
   farmAll: 'query farmAll { getAll { id name farm_type zone } }',
   farmAllLimited: 'query farmAllLimited($limit: Int) { getAll(limit: $limit) { id name farm_type zone } }',
+  consumerAll: 'query consumerAll { getAll { id name consumer_type zone } }',
   farmByZone: 'query farmByZone($zone: String) { getByZone(zone: $zone) { id name farm_type zone } }',
   farmByZoneLimited:
     'query farmByZoneLimited($zone: String, $limit: Int) { getByZone(zone: $zone, limit: $limit) { id name farm_type zone } }',

@@ -7,6 +7,7 @@ import { graphStep, Picker } from './common.js';
 import { expectedTree, normalise } from './federation-depth.js';
 import { queryCases } from './graphql-queries.js';
 import { queries } from './queries.js';
+import { rssMiB } from './soak.js';
 import type {
   CaseResult,
   ProjectedData,
@@ -178,6 +179,12 @@ export const scaling: Scenario = {
         context.log(
           `  scaling/${q.name}: p99 ${presets[1]}÷${presets[0]} ${entry.p99Ratio?.toFixed(2) ?? '–'}, p50 ${entry.p50Ratio?.toFixed(2) ?? '–'}`,
         );
+      }
+      // Memory after the curve: each size's read-api, which served every query above.
+      for (const size of sizes) {
+        const rss = rssMiB(size.pid);
+        figures[`read-api RSS MiB after the curve @ ${size.data.preset}`] = rss;
+        context.log(`  scaling: read-api on ${size.data.preset} RSS ${rss.toFixed(1)} MiB after the curve`);
       }
       return {
         name: 'scaling',

@@ -4,6 +4,8 @@ import type { Rng } from '../data/prng.js';
 import type { SideSummary } from '../lib/load.js';
 import type { RebuildFigures } from '../lib/rebuild.js';
 import type { BaselineService, OurService, Stack, StackOptions } from '../lib/stack.js';
+import type { LatencyResult } from './latency.js';
+import type { SoakResult } from './soak.js';
 
 export const scenarioNames = [
   'rest-crud',
@@ -11,6 +13,8 @@ export const scenarioNames = [
   'graphql-queries',
   'federation-depth',
   'mixed-workload',
+  'latency',
+  'soak',
   'scaling',
 ] as const;
 export type ScenarioName = (typeof scenarioNames)[number];
@@ -23,8 +27,12 @@ export const executionOrder: readonly ScenarioName[] = [
   'graphql-queries',
   'federation-depth',
   'mixed-workload',
+  // Deletes every farm it creates, so the later GraphQL-free scenarios see the same tables.
+  'latency',
   'rest-crud',
   'crud-sequence',
+  // Minutes long, ours only: memory over a mixed workload.
+  'soak',
   // Last: it runs on its own copies of two datasets, with everything else stopped.
   'scaling',
 ];
@@ -38,6 +46,8 @@ export interface Plan {
   readonly warmupSec: number;
   /** Connections for scenarios without their own sweep. */
   readonly connections: number;
+  /** Length of the soak scenario (`--duration` when given, else 600 s; 5 s with --quick). */
+  readonly soakSec: number;
   /** Smoke mode: correctness only, timings are not meaningful. */
   readonly quick: boolean;
 }
@@ -98,6 +108,10 @@ export interface ScenarioResult {
   readonly notes: readonly string[];
   /** The `scaling` scenario's curve (its cases have no baseline side). */
   readonly scaling?: ScalingResult;
+  /** The `latency` scenario's percentiles (front door, direct, baseline). */
+  readonly latency?: LatencyResult;
+  /** The `soak` scenario's RSS curves. */
+  readonly soak?: SoakResult;
 }
 
 export type ScalingKind = 'getById' | 'filtered' | 'depth3';

@@ -1,5 +1,10 @@
-import { METHODS } from 'node:http';
-import { Transform, type TransformCallback } from 'node:stream';
+import {
+  createServer,
+  type IncomingMessage,
+  METHODS,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+} from 'node:http';
 import {
   type Config,
   closeConnectionsWhenClosing,
@@ -8,64 +13,23 @@ import {
   requestLogging,
   securityHeaders,
 } from '@eggmesh/service-kit';
-import replyFrom from '@fastify/reply-from';
-import Fastify, {
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyRequest,
-  type FastifyServerOptions,
-} from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { EdgeError } from './errors.js';
-import { type Upstream, upstreamFor } from './routes.js';
+import { apiGuideText, landingPage } from './landing.js';
+import { Forwarder, tooLarge, writeError } from './proxy.js';
+import { upstreamFor } from './routes.js';
 
 export interface EdgeOptions {
   readonly config: Config;
   readonly logger?: FastifyServerOptions['logger'];
+  /**
+   * Answers the read-api's paths in this process (the read-api's own app, see server.ts) instead of
+   * forwarding them; REST is always forwarded to the write-api.
+   */
+  readonly read?: (request: IncomingMessage, response: ServerResponse) => void;
 }
 
-const SERVICE: Record<Upstream, string> = { write: 'write-api', read: 'read-api' };
-
-/**
- * Headers that describe one connection, not the request (RFC 9110 §7.6.1), so a proxy must not pass
- * them on; undici also refuses several of them (`expect`, `upgrade`, `keep-alive`), which used to turn
- * a client's `Expect: 100-continue` into a 502. Node's server already answered `100 Continue`.
- */
-const HOP_BY_HOP = [
-  'connection',
-  'expect',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'http2-settings',
-];
-
-/** Passes a body through, failing with 413 once it grows past `limit` bytes (for bodies sent without a length). */
-class BodyLimit extends Transform {
-  private seen = 0;
-  constructor(private readonly limit: number) {
-    super();
-  }
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    this.seen += chunk.length;
-    if (this.seen > this.limit) callback(tooLarge(this.limit));
-    else callback(null, chunk);
-  }
-}
-
-const tooLarge = (limit: number) =>
-  new EdgeError(
-    'EGGMESH_BODY_TOO_LARGE',
-    `the body is larger than ${limit} bytes (EGGMESH_BODY_LIMIT_BYTES)`,
-  );
-
-/** The client closed its connection before the whole request arrived. */
-const clientGone = (request: FastifyRequest) =>
-  !request.raw.complete && (request.raw.destroyed || request.socket.destroyed);
-
-/** What sendError needs of a reply (reply-from hands its onError a reply typed for any server). */
+/** What sendError needs of a reply. */
 interface Replier {
   header(name: string, value: string): unknown;
   code(status: number): { send(body: unknown): unknown };
@@ -77,70 +41,110 @@ function sendError(reply: Replier, error: EdgeError): void {
   reply.code(error.statusCode).send(error.toBody());
 }
 
+/** The CORS headers the services send (@fastify/cors with EGGMESH_CORS_ORIGIN), for the edge's own answers. */
+export function corsHeaders(corsOrigin: string): (request: IncomingMessage) => OutgoingHttpHeaders {
+  if (corsOrigin === '*') {
+    const any = { 'access-control-allow-origin': '*' };
+    return () => any;
+  }
+  const allowed = new Set(corsOrigin.split(',').map((o) => o.trim()));
+  return (request) => {
+    const origin = request.headers.origin;
+    return origin !== undefined && allowed.has(origin)
+      ? { 'access-control-allow-origin': origin, vary: 'Origin' }
+      : { vary: 'Origin' };
+  };
+}
+
+/** The path of a request URL (without the query). */
+const pathOf = (url: string | undefined): string => {
+  if (url === undefined) return '/';
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+};
+
 /**
- * One front door for MeshQL-style clients: `/<entity>/api` to the write-api, `/<entity>/graph`,
- * `/graphql` and `/graphiql` to the read-api. Bodies stream through untouched, up to the body limit.
- * It answers 4xx for what the client got wrong (malformed request, body too large, upload abandoned)
- * and 502/504 only for a service that did not answer; its error bodies name the service, never its
- * address (the log has that).
+ * One front door for MeshQL-style clients: `/<entity>/api` (and the REST docs) to the write-api,
+ * `/<entity>/graph`, `/graphql` and `/graphiql` to the read-api. Forwarded requests never enter Fastify:
+ * the HTTP server hands them straight to a lean `node:http` proxy (see proxy.ts; the latency scenario in
+ * perf/ measured reply-from at several times the cost). Fastify only answers what the edge answers
+ * itself: `/`, `/health`, `/ready`, unknown routes, malformed requests. It answers 4xx for what the
+ * client got wrong (malformed request, body too large, upload abandoned) and 502/504 only for a service
+ * that did not answer; its error bodies name the service, never its address (the log has that).
  */
 export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
-  const { config } = options;
-  const app = Fastify({
+  const { config, read } = options;
+  const ownHeaders = corsHeaders(config.corsOrigin);
+  let app: FastifyInstance | undefined;
+  const proxy = new Forwarder({
+    upstreams: config.upstreams,
+    bodyLimitBytes: config.bodyLimitBytes,
+    timeoutMs: config.http.requestTimeoutMs,
+    logRequests: config.logRequests,
+    log: () => {
+      if (!app) throw new Error('edge: no app yet');
+      return app.log;
+    },
+    ownHeaders,
+  });
+  app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: config.bodyLimitBytes,
     logController: requestLogging(config.logRequests),
+    // The data path: forwarded requests go to the proxy before Fastify sees them.
+    serverFactory: (handler) =>
+      createServer((request, response) => {
+        const upstream = request.method === 'CONNECT' ? null : upstreamFor(pathOf(request.url));
+        if (upstream === 'read' && read) read(request, response);
+        else if (upstream) proxy.handle(request, response, upstream);
+        else handler(request, response);
+      }),
     // Requests Fastify refuses before routing (a malformed URL): 400 in the edge's own shape.
-    frameworkErrors: (error, _request, reply) => {
-      // (Written on the raw response: Fastify types this reply for any route, so send() takes nothing.)
-      const refused = new EdgeError('EGGMESH_BAD_REQUEST', `bad request: ${error.message}`);
-      const body = JSON.stringify(refused.toBody());
-      reply.raw.writeHead(refused.statusCode, {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': Buffer.byteLength(body),
-      });
-      reply.raw.end(body);
+    frameworkErrors: (error, request, reply) => {
+      writeError(
+        reply.raw,
+        new EdgeError('EGGMESH_BAD_REQUEST', `bad request: ${error.message}`),
+        ownHeaders(request.raw),
+      );
     },
-  });
-  await app.register(replyFrom, {
-    undici: {
-      connections: 128,
-      pipelining: 1,
-      keepAliveTimeout: 60_000,
-      // A service that has not answered within the client's own request budget will not: 504.
-      headersTimeout: config.http.requestTimeoutMs,
-      bodyTimeout: config.http.requestTimeoutMs,
-    },
-    disableRequestLogging: !config.logRequests,
   });
   closeConnectionsWhenClosing(app);
   securityHeaders(app);
   rateLimit(app, config.rateLimitPerMin);
   installMetrics(app, { service: 'edge' });
-  // Every method Node parses is proxied, so the service behind answers an unexpected one (PROPFIND…)
-  // with its own 405 and Allow header.
+  app.addHook('onClose', async () => proxy.close());
+  // Every method Node parses reaches the routes, so an unexpected one (PROPFIND…) on a service's path
+  // gets that service's own 405 and Allow header.
   for (const method of METHODS) {
     if (method !== 'CONNECT' && !app.supportedMethods.includes(method))
       app.addHttpMethod(method, { hasBody: true });
   }
-  // Fastify refuses a QUERY without Content-Type before any route runs (RFC 10008); that rule is for the
-  // service that serves QUERY, and none of ours does: mark the body opaque so it reaches the service,
-  // whose answer (405 with Allow) is the one the client gets.
-  app.addHook('onRequest', async (request) => {
-    if (request.method === 'QUERY' && request.headers['content-type'] === undefined) {
-      request.raw.headers['content-type'] = 'application/octet-stream';
+  // Requests that reach Fastify on a forwarded path (inject() in tests skips the HTTP server): the same proxy.
+  app.addHook('onRequest', (request, reply, done) => {
+    const upstream = upstreamFor(pathOf(request.url));
+    if (!upstream) {
+      done();
+      return;
     }
+    reply.hijack();
+    if (upstream === 'read' && read) read(request.raw, reply.raw);
+    else proxy.handle(request.raw, reply.raw, upstream);
+  });
+  // The edge's own answers carry the CORS headers the services send.
+  app.addHook('onSend', async (request, reply, payload) => {
+    for (const [name, value] of Object.entries(ownHeaders(request.raw)))
+      if (value !== undefined) reply.header(name, value);
+    return payload;
   });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (request, payload, done) => {
     const length = request.headers['content-length'];
-    if (length !== undefined) {
-      // Node's parser stops a body at its declared length, so only the declaration needs checking.
-      if (Number(length) > config.bodyLimitBytes) done(tooLarge(config.bodyLimitBytes), undefined);
-      else done(null, payload);
+    if (length !== undefined && Number(length) > config.bodyLimitBytes) {
+      done(tooLarge(config.bodyLimitBytes), undefined);
       return;
     }
-    done(null, payload.pipe(new BodyLimit(config.bodyLimitBytes)));
+    payload.resume();
+    payload.on('end', () => done(null, undefined));
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -154,6 +158,16 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
     return sendError(reply, new EdgeError('EGGMESH_INTERNAL'));
   });
 
+  app.get('/', async (_request, reply) => reply.type('text/html; charset=utf-8').send(landingPage()));
+  app.get('/api.md', async (request, reply) => {
+    const text = apiGuideText();
+    if (text === null)
+      return sendError(
+        reply,
+        new EdgeError('EGGMESH_ROUTE_NOT_FOUND', `no route GET ${pathOf(request.url)}`),
+      );
+    return reply.type('text/markdown; charset=utf-8').send(text);
+  });
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {
     const check = async (url: string) => {
@@ -169,53 +183,11 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
     return { status: write && read ? 'ready' : 'unavailable', write, read };
   });
 
-  app.all('/*', async (request, reply) => {
-    const path = request.url.split('?')[0] ?? '';
-    const upstream = upstreamFor(path);
-    if (!upstream) {
-      return sendError(reply, new EdgeError('EGGMESH_ROUTE_NOT_FOUND', `no route ${request.method} ${path}`));
-    }
-    const base = upstream === 'write' ? config.upstreams.write : config.upstreams.read;
-    const service = SERVICE[upstream];
-    return reply.from(`${base}${request.url}`, {
-      rewriteRequestHeaders: (_request, headers) => {
-        for (const name of HOP_BY_HOP) delete headers[name];
-        // The services believe this from a loopback peer: their rate limit then counts the client, not the edge.
-        const prior = headers['x-forwarded-for'];
-        headers['x-forwarded-for'] = prior ? `${prior}, ${request.ip}` : request.ip;
-        return headers;
-      },
-      // Likewise on the way back: the service's keep-alive terms are not the client's.
-      rewriteHeaders: (headers) => {
-        for (const name of HOP_BY_HOP) delete headers[name];
-        return headers;
-      },
-      onError: (res, { error }) => {
-        const cause = error.cause ?? error;
-        if (cause instanceof EdgeError) return sendError(res, cause);
-        if (clientGone(request)) {
-          request.log.info('the client closed the connection before its request was complete');
-          return sendError(
-            res,
-            new EdgeError(
-              'EGGMESH_BAD_REQUEST',
-              'the client closed the connection before its request was complete',
-            ),
-          );
-        }
-        const timedOut = 'statusCode' in error && error.statusCode === 504;
-        request.log.warn(
-          { err: cause, service, upstream: base },
-          timedOut ? `${service} did not answer in time` : `${service} did not answer`,
-        );
-        return sendError(
-          res,
-          timedOut
-            ? new EdgeError('EGGMESH_UPSTREAM_TIMEOUT', `the ${service} did not answer in time`)
-            : new EdgeError('EGGMESH_UPSTREAM_UNAVAILABLE', `the ${service} did not answer`),
-        );
-      },
-    });
-  });
+  app.all('/*', async (request, reply) =>
+    sendError(
+      reply,
+      new EdgeError('EGGMESH_ROUTE_NOT_FOUND', `no route ${request.method} ${pathOf(request.url)}`),
+    ),
+  );
   return app;
 }

@@ -1,4 +1,7 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { commonServiceEnv, loadConfig, loggerOptions, parseCommandLine, serve } from '@eggmesh/service-kit';
+import type { SqliteReadStore } from '@eggmesh/store-sqlite';
 import { buildApp } from './app.js';
 
 parseCommandLine({
@@ -14,9 +17,49 @@ parseCommandLine({
     'EGGMESH_READ_API_URL',
     'EGGMESH_LOG_REQUESTS',
     'EGGMESH_BODY_LIMIT_BYTES',
+    'EGGMESH_EDGE_GRAPHQL',
+    'EGGMESH_RATE_LIMIT_PER_MIN',
   ],
 });
 const config = loadConfig();
-const app = await buildApp({ config, logger: { ...loggerOptions(config, 'edge') } });
-await serve(app, { port: config.ports.edge, config });
-app.log.info({ upstreams: config.upstreams }, 'edge ready');
+
+/** The read store for embedded GraphQL, once the write-api has created the data files (retried every 500 ms). */
+async function openStore(log: (msg: string) => void): Promise<SqliteReadStore> {
+  const { openReadStore } = await import('@eggmesh/store-sqlite');
+  let told = '';
+  for (;;) {
+    try {
+      return openReadStore(config.dataDir);
+    } catch (error) {
+      const reason = `waiting for the data files in ${config.dataDir} (${(error as Error).message})`;
+      if (reason !== told) log(reason);
+      told = reason;
+      await sleep(500);
+    }
+  }
+}
+
+let read: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
+let closeRead: (() => Promise<void>) | undefined;
+// Embedded GraphQL reads the SQLite files; on the scaled tier the edge forwards GraphQL to the read-api.
+if (config.edgeGraphql === 'embedded' && config.store === 'sqlite') {
+  const store = await openStore((msg) =>
+    process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), service: 'edge', msg })}\n`),
+  );
+  // Loaded only here: a proxying edge does not carry the read side's modules (about 30 MiB of RSS).
+  const { buildApp: buildReadApp } = await import('@eggmesh/read-api');
+  const readApp = buildReadApp({ config, store });
+  await readApp.ready();
+  read = readApp.routing;
+  closeRead = async () => {
+    await readApp.close();
+    store.close();
+  };
+}
+const app = await buildApp({
+  config,
+  logger: { ...loggerOptions(config, 'edge') },
+  ...(read ? { read } : {}),
+});
+await serve(app, { port: config.ports.edge, config, ...(closeRead ? { onClose: closeRead } : {}) });
+app.log.info({ upstreams: config.upstreams, graphql: config.edgeGraphql }, 'edge ready');

@@ -14,6 +14,8 @@ async function upstream(name: string): Promise<{ app: FastifyInstance; url: stri
     body: request.body,
   }));
   app.get('/ready', async () => ({ ok: true }));
+  // An answer larger than what the edge sends in one write (it streams those).
+  app.get('/big/graph', async () => ({ big: 'x'.repeat(3 * 1024 * 1024) }));
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return { app, url };
 }
@@ -89,5 +91,96 @@ describe('edge', () => {
     expect(ready.statusCode).toBe(503);
     expect(ready.json()).toMatchObject({ write: false, read: true });
     await dead.close();
+  });
+
+  it('forwards over a real connection, keep-alive, and streams a large answer whole', async () => {
+    const address = edge.server.address();
+    const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${base}/farm/api/${i}?q=${i}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ i }),
+      });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({
+        served_by: 'write',
+        method: 'PUT',
+        url: `/farm/api/${i}?q=${i}`,
+        body: { i },
+      });
+    }
+    const res = await fetch(`${base}/big/graph`);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { big: string }).big.length).toBe(3 * 1024 * 1024);
+  });
+
+  it('answers GET / with a landing page that links to GraphiQL, the docs, /health and /metrics', async () => {
+    const res = await edge.inject({ method: 'GET', url: '/' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    for (const link of ['/graphiql', '/docs', '/api.md', '/health', '/metrics'])
+      expect(res.body).toContain(`href="${link}"`);
+    const guide = await edge.inject({ method: 'GET', url: '/api.md' });
+    expect(guide.statusCode).toBe(200);
+    expect(guide.body).toContain('EGGMESH_ROUTE_NOT_FOUND');
+  });
+
+  it('gives its own answers (404s included) the CORS headers the services send', async () => {
+    const missing = await edge.inject({
+      method: 'GET',
+      url: '/nothing',
+      headers: { origin: 'https://x.example' },
+    });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.headers['access-control-allow-origin']).toBe('*');
+    const listed = await buildApp({
+      config: loadConfig({
+        EGGMESH_WRITE_API_URL: write.url,
+        EGGMESH_READ_API_URL: read.url,
+        EGGMESH_CORS_ORIGIN: 'https://dash.example',
+      }),
+    });
+    const ok = await listed.inject({
+      method: 'GET',
+      url: '/nothing',
+      headers: { origin: 'https://dash.example' },
+    });
+    expect(ok.headers['access-control-allow-origin']).toBe('https://dash.example');
+    const foreign = await listed.inject({
+      method: 'GET',
+      url: '/nothing',
+      headers: { origin: 'https://x.example' },
+    });
+    expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
+    await listed.close();
+  });
+
+  it('answers the GraphQL paths in process when given the read side, and still forwards REST', async () => {
+    const embedded = await buildApp({
+      config: loadConfig({ EGGMESH_WRITE_API_URL: write.url, EGGMESH_READ_API_URL: 'http://127.0.0.1:9' }),
+      read: (request, response) => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ served_by: 'embedded', url: request.url }));
+      },
+    });
+    await embedded.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const address = embedded.server.address();
+      const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+      for (const path of ['/hen/graph', '/graphql?x=1', '/graphiql']) {
+        const res = await fetch(`${base}${path}`, {
+          method: path === '/graphiql' ? 'GET' : 'POST',
+          body: path === '/graphiql' ? undefined : '{}',
+        });
+        expect(await res.json()).toEqual({ served_by: 'embedded', url: path });
+      }
+      const rest = await fetch(`${base}/farm/api`);
+      expect(((await rest.json()) as { served_by: string }).served_by).toBe('write');
+      const injected = await embedded.inject({ method: 'POST', url: '/farm/graph', payload: {} });
+      expect(injected.json()).toEqual({ served_by: 'embedded', url: '/farm/graph' });
+    } finally {
+      await embedded.close();
+    }
   });
 });

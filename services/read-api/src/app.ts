@@ -100,6 +100,7 @@ export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): 
         schema: entitySdl(entity, config.list),
         resolvers: entityResolvers(entity),
         auth,
+        wholeLists: true,
         store,
         clock,
         config,

@@ -82,6 +82,11 @@ export class ReadContext {
     private readonly clock: () => number,
     private readonly limits: ListLimits,
     private readonly budget: ResponseBudget = { maxRows: Infinity, maxBytes: Infinity },
+    /**
+     * Root lists asked for without `limit` return every matching row (MeshQL's per-entity endpoints),
+     * read in pages of the maximum limit; the response budget still refuses what is too big.
+     */
+    private readonly wholeLists = false,
   ) {
     this.loader = new RelationLoader(store, {
       remaining: () => Math.max(0, this.budget.maxRows - this.rows - this.reserved),
@@ -181,6 +186,9 @@ export class ReadContext {
   }
 
   async all(entity: EntityName, args: PageArgs): Promise<Node[]> {
+    if (this.wholeLists && args.limit == null) {
+      return this.whole(entity, args, (options) => this.store.list(entity, options));
+    }
     const options = this.page(args);
     return this.read(
       options.limit,
@@ -195,8 +203,11 @@ export class ReadContext {
     value: string | null | undefined,
     args: PageArgs,
   ): Promise<Node[]> {
-    const options = this.page(args);
     if (value == null) return [];
+    if (this.wholeLists && args.limit == null) {
+      return this.whole(entity, args, (options) => this.store.findBy(entity, field, value, options));
+    }
+    const options = this.page(args);
     return this.read(
       options.limit,
       () => this.store.findBy(entity, field, value, options),
@@ -223,6 +234,34 @@ export class ReadContext {
     const { limit, after } = this.page(args);
     const records = await this.loader.load(relation.target, relation.targetField, key, at, { limit, after });
     return this.nodes(relation.target, records, at);
+  }
+
+  /** Every row a root list matches (after `after`), page by page in id order, each page counted. */
+  private async whole(
+    entity: EntityName,
+    args: PageArgs,
+    readPage: (options: PageOptions) => Promise<StoredRecord[]>,
+  ): Promise<Node[]> {
+    const size = this.limits.maxLimit;
+    const at = args.at ?? undefined;
+    let after = args.after ?? undefined;
+    let result: Node[] | undefined;
+    for (;;) {
+      let last: string | undefined;
+      const options: PageOptions = { at, limit: size, after };
+      const nodes = await this.read(
+        size,
+        () => readPage(options),
+        (records) => {
+          last = records.at(-1)?.id;
+          return this.nodes(entity, records, at);
+        },
+      );
+      if (result === undefined) result = nodes;
+      else for (const node of nodes) result.push(node);
+      if (nodes.length < size || last === undefined) return result;
+      after = last;
+    }
   }
 
   private page(args: PageArgs): PageOptions {

@@ -201,6 +201,7 @@ describe('the queries the perf scenarios send stay well within the default limit
     if (name.startsWith('hens')) return 'hen';
     if (name.startsWith('hen')) return 'hen';
     if (name.startsWith('container')) return 'container';
+    if (name.startsWith('consumer')) return 'consumer';
     return 'farm';
   };
   const defaults = { defaultLimit: 1000, maxLimit: 10_000, maxRows: 100_000 };

@@ -17,17 +17,53 @@ afterAll(async () => f.close());
 
 const idsOf = (rows: Array<{ id: string }>) => rows.map((r) => r.id);
 
-it('getAll returns the default page size, up to the maximum; past it that field fails', async () => {
-  const r = await gql(f.app, '/farm/graph', '{ first: getAll { id } big: getAll(limit: 3) { id } }');
+it('per-entity getAll and filters without limit return every row, as MeshQL does; with limit, a page', async () => {
+  const r = await gql(
+    f.app,
+    '/farm/graph',
+    '{ all: getAll { id } zone: getByZone(zone: "east") { id } page: getAll(limit: 3) { id } }',
+  );
+  expect(r.body.errors).toBeUndefined();
+  expect(idsOf(r.body.data.all)).toEqual(farms);
+  expect(idsOf(r.body.data.zone)).toEqual(farms);
+  expect(idsOf(r.body.data.page)).toEqual(farms.slice(0, 3));
+  const rest = await gql(f.app, '/farm/graph', `{ getAll(after: "${farms[1]}") { id } }`);
+  expect(idsOf(rest.body.data.getAll)).toEqual(farms.slice(2));
+});
+
+it('the unified /graphql keeps explicit paging: the default page size, up to the maximum; past it that field fails', async () => {
+  const r = await gql(f.app, '/graphql', '{ first: farms { id } big: farms(limit: 3) { id } }');
   expect(idsOf(r.body.data.first)).toEqual(farms.slice(0, 2));
   expect(idsOf(r.body.data.big)).toEqual(farms.slice(0, 3));
-  const over = await gql(f.app, '/farm/graph', '{ first: getAll { id } big: getAll(limit: 4) { id } }');
+  const over = await gql(
+    f.app,
+    '/farm/graph',
+    '{ first: getAll(limit: 2) { id } big: getAll(limit: 4) { id } }',
+  );
   expect(over.status).toBe(200);
   expect(idsOf(over.body.data.first)).toEqual(farms.slice(0, 2));
   expect(over.body.data.big).toBeNull();
   expect(over.body.errors[0].extensions.code).toBe('EGGMESH_BAD_QUERY');
   expect(over.body.errors[0].path).toEqual(['big']);
   expect(over.body.errors[0].message).toContain('between 1 and 3');
+});
+
+it('a whole list larger than the row budget is refused with its error', async () => {
+  const small = await fixture({
+    env: { EGGMESH_LIST_DEFAULT_LIMIT: '2', EGGMESH_LIST_MAX_LIMIT: '3', EGGMESH_GRAPHQL_MAX_ROWS: '5' },
+  });
+  try {
+    for (const id of farms) {
+      await small.write([
+        { op: 'create', entity: 'farm', id, payload: { name: id, farm_type: 'homestead', zone: 'east' } },
+      ]);
+    }
+    const r = await gql(small.app, '/farm/graph', '{ getAll { id } }');
+    expect(r.body.data?.getAll ?? null).toBeNull();
+    expect(r.body.errors[0].extensions.code).toBe('EGGMESH_GRAPHQL_RESPONSE_TOO_LARGE');
+  } finally {
+    await small.close();
+  }
 });
 
 it('walks every row page by page with after', async () => {

@@ -34,6 +34,8 @@ export interface EndpointOptions {
   readonly store: ReadStore;
   readonly clock: () => number;
   readonly config: Config;
+  /** Root lists without `limit` return every row (the per-entity endpoints, as MeshQL); else one page. */
+  readonly wholeLists?: boolean;
 }
 
 type EndpointContext = MercuriusContext & ReadGraphContext & { consistency?: Consistency };
@@ -70,7 +72,9 @@ export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointO
     jit: 1,
     graphql: { parseOptions: { maxTokens: config.graphql.maxTokens } },
     errorFormatter: formatErrors as never,
-    context: (): ReadGraphContext => ({ read: new ReadContext(store, clock, config.list, budget) }),
+    context: (): ReadGraphContext => ({
+      read: new ReadContext(store, clock, config.list, budget, options.wholeLists ?? false),
+    }),
   });
 
   const sizeLimits = {

@@ -108,6 +108,10 @@ const AT_TEXT =
 const pageText = (limits: ListLimits): string =>
   `Ordered by id, one page at a time: at most \`limit\` rows (default ${limits.defaultLimit}, at most ${limits.maxLimit}; outside 1..${limits.maxLimit} this field answers null with an \`EGGMESH_BAD_QUERY\` error) whose id sorts after \`after\` (pass the last id of the previous page).`;
 
+/** The per-entity endpoints' root lists: every row without `limit` (as MeshQL), a page with it. */
+const wholeListText = (limits: ListLimits): string =>
+  `Ordered by id. Without \`limit\`: every matching row (refused when the response would exceed its row or byte budget). With \`limit\`: one page of at most \`limit\` rows (1..${limits.maxLimit}, else the request is refused). Either way only rows whose id sorts after \`after\`.`;
+
 const filterArgument = (filter: FilterQuery, nonNull: boolean): string =>
   `${filter.argument}: ${filter.argument === 'id' ? 'ID' : 'String'}${nonNull ? '!' : ''}`;
 
@@ -123,13 +127,13 @@ export function entitySdl(entity: EntityName, limits: ListLimits): string {
   const fields = [
     block(`The ${entity} with this id, or null. ${AT_TEXT}`, '  '),
     `  getById(id: ID, at: Float): ${typeName}`,
-    block(`Every ${entity}. ${pageText(limits)} ${AT_TEXT}`, '  '),
+    block(`Every ${entity}. ${wholeListText(limits)} ${AT_TEXT}`, '  '),
     `  getAll(${PAGE_ARGS}): [${typeName}]`,
   ];
   for (const filter of filters) {
     fields.push(
       block(
-        `The ${entity} rows whose \`${filter.field}\` equals \`${filter.argument}\`. ${pageText(limits)} ${AT_TEXT}`,
+        `The ${entity} rows whose \`${filter.field}\` equals \`${filter.argument}\`. ${wholeListText(limits)} ${AT_TEXT}`,
         '  ',
       ),
       `  ${filter.query}(${filterArgument(filter, false)}, ${PAGE_ARGS}): [${typeName}]`,

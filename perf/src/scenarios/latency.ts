@@ -1,0 +1,450 @@
+import { Agent, request as httpRequest } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { check, GateError } from '../lib/gate.js';
+import { assertClean, type LoadSpec, measure, runLoad } from '../lib/load.js';
+import { median, percentileOfSorted } from '../lib/stats.js';
+import { expectStatus, graphqlCheck, graphStep, newFarm, Picker, parse } from './common.js';
+import { gqlBody, LIST_LIMIT, type QueryName } from './queries.js';
+import type { Scenario, ScenarioContext } from './types.js';
+
+/**
+ * The latency a MeshQL client sees at a low rate: closed loop with think time (k6's `sleep(0.5)`),
+ * MeshQL-shaped requests, sent through the front door (edge), straight to each service, and to the
+ * bare baselines, in turns. What it answers: what the front door adds (front-door ÷ direct p95) and
+ * what our services cost against the bare ones (direct ÷ baseline p95).
+ */
+
+export type LatencyTarget = 'front-door' | 'direct' | 'baseline';
+export const latencyTargets: readonly LatencyTarget[] = ['front-door', 'direct', 'baseline'];
+export const latencyClients = [1, 10] as const;
+
+export type RequestApi = 'graphql' | 'rest';
+
+export interface LatencyCell {
+  readonly target: LatencyTarget;
+  readonly clients: number;
+  /** A request kind, or `graphql (all)` / `rest (all)`. */
+  readonly kind: string;
+  readonly count: number;
+  readonly p50: number;
+  readonly p95: number;
+  readonly p99: number;
+}
+
+export interface LatencyCpu {
+  readonly target: LatencyTarget;
+  readonly clients: number;
+  readonly requests: number;
+  /** CPU ms per request of the edge process alone; null when the target has none. */
+  readonly frontCpuMsPerRequest: number | null;
+  /** CPU ms per request of every server process of the side (ours: edge + write-api + read-api). */
+  readonly totalCpuMsPerRequest: number;
+}
+
+/** The same requests without think time (autocannon, 10 connections): CPU per request when busy. */
+export interface LoadedCpu {
+  readonly target: 'front-door' | 'direct';
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+  /** CPU ms per request of edge + write-api + read-api (all running in both cases). */
+  readonly cpuMsPerRequest: number;
+}
+
+export interface LatencyResult {
+  readonly thinkMs: number;
+  readonly secondsPerRun: number;
+  readonly runs: number;
+  readonly cells: readonly LatencyCell[];
+  readonly cpu: readonly LatencyCpu[];
+  readonly loaded: readonly LoadedCpu[];
+}
+
+/**
+ * What the front door costs in CPU, as a share of what the services cost when called directly:
+ * (all our processes' CPU per request through the front door − the same, direct) ÷ the direct figure.
+ * It counts an embedded read side and a proxy alike.
+ */
+export function frontCpuShare(through: number, direct: number): number | null {
+  return Number.isFinite(through) && Number.isFinite(direct) && direct > 0
+    ? (through - direct) / direct
+    : null;
+}
+
+interface Kind {
+  readonly name: string;
+  readonly api: RequestApi;
+}
+
+export const latencyKinds: readonly Kind[] = [
+  { name: 'graphql getById', api: 'graphql' },
+  { name: 'graphql getAll', api: 'graphql' },
+  { name: 'graphql filtered', api: 'graphql' },
+  { name: 'graphql depth 2', api: 'graphql' },
+  { name: 'graphql depth 3', api: 'graphql' },
+  { name: 'rest create', api: 'rest' },
+  { name: 'rest get', api: 'rest' },
+  { name: 'rest update', api: 'rest' },
+];
+
+interface Answer {
+  readonly status: number;
+  readonly body: string;
+  readonly ms: number;
+}
+
+/** One virtual user: one keep-alive connection, one request at a time. */
+class Client {
+  readonly #agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+  /**
+   * One request. A keep-alive socket the server closed while this user was busy with the other
+   * targets (services close idle connections after EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS) fails with
+   * ECONNRESET on reuse: that attempt is retried once on a new socket, timed from the retry, as
+   * browsers and k6 do.
+   */
+  async send(url: string, method: string, body?: string): Promise<Answer> {
+    try {
+      return await this.#once(url, method, body);
+    } catch (error) {
+      if ((error as { reused?: boolean }).reused) return this.#once(url, method, body);
+      throw error;
+    }
+  }
+
+  #once(url: string, method: string, body?: string): Promise<Answer> {
+    const started = performance.now();
+    return new Promise((resolve, reject) => {
+      const headers: Record<string, string | number> = {};
+      if (body !== undefined) {
+        headers['content-type'] = 'application/json';
+        headers['content-length'] = Buffer.byteLength(body);
+      }
+      const req = httpRequest(url, { method, agent: this.#agent, headers, timeout: 10_000 }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8'),
+            ms: performance.now() - started,
+          }),
+        );
+        res.on('error', reject);
+      });
+      req.on('timeout', () => req.destroy(new Error(`timeout: ${method} ${url}`)));
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        const code = error.code;
+        reject(
+          req.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE')
+            ? Object.assign(error, { reused: true })
+            : error,
+        );
+      });
+      req.end(body);
+    });
+  }
+
+  close(): void {
+    this.#agent.destroy();
+  }
+}
+
+interface Bases {
+  readonly rest: string;
+  readonly graph: string;
+}
+
+function basesOf(context: ScenarioContext, target: LatencyTarget): Bases {
+  const s = context.stack;
+  if (target === 'front-door') return { rest: s.url('edge'), graph: s.url('edge') };
+  if (target === 'direct') return { rest: s.url('write-api'), graph: s.url('read-api') };
+  return { rest: s.url('bare-rest'), graph: s.url('bare-graphql') };
+}
+
+/** Samples (ms) per request kind of one target and client count, over all runs. */
+type Samples = Map<string, number[]>;
+
+/** One virtual user's loop: every kind in turn, think time after each answer, until `until`. */
+async function userLoop(
+  context: ScenarioContext,
+  targets: readonly { readonly target: LatencyTarget; readonly bases: Bases }[],
+  offset: number,
+  thinkMs: number,
+  until: number,
+  samplesOf: ReadonlyMap<LatencyTarget, Samples> | null,
+  picker: Picker,
+): Promise<number> {
+  const client = new Client();
+  const { dataset, rng } = context;
+  const manyFarms = dataset.counts.farm > LIST_LIMIT;
+  let sent = 0;
+  let samples: Samples | undefined;
+  let bases: Bases = targets[0]!.bases;
+  const record = (kind: string, ms: number) => {
+    sent++;
+    samples?.get(kind)?.push(ms);
+  };
+  const graph = async (
+    kind: string,
+    entity: string,
+    query: QueryName,
+    variables: Record<string, unknown>,
+    mustContain: string,
+  ) => {
+    const a = await client.send(`${bases.graph}/${entity}/graph`, 'POST', gqlBody(query, variables));
+    const bad = graphqlCheck(a.status, a.body, mustContain);
+    if (bad) throw new GateError(`latency ${kind} at ${bases.graph}: ${bad}`);
+    record(kind, a.ms);
+  };
+  const think = () => (thinkMs > 0 ? sleep(thinkMs) : Promise.resolve());
+  try {
+    // One target per iteration, in turns (each user starting at its own offset): at any moment the
+    // three are being called side by side, so a busy shared machine slows them alike.
+    for (let k = offset; performance.now() < until; k++) {
+      const turn = targets[k % targets.length]!;
+      bases = turn.bases;
+      samples = samplesOf?.get(turn.target);
+      const farmIndex = picker.index('farm');
+      const farmId = dataset.id('farm', farmIndex);
+      await graph('graphql getById', 'farm', 'farmById', { id: farmId }, `"${farmId}"`);
+      await think();
+      await graph(
+        'graphql getAll',
+        'farm',
+        manyFarms ? 'farmAllLimited' : 'farmAll',
+        manyFarms ? { limit: LIST_LIMIT } : {},
+        '"farm_type"',
+      );
+      await think();
+      const zone = dataset.farm(farmIndex).payload.zone as string;
+      await graph(
+        'graphql filtered',
+        'farm',
+        manyFarms ? 'farmByZoneLimited' : 'farmByZone',
+        manyFarms ? { zone, limit: LIST_LIMIT } : { zone },
+        `"zone":"${zone}"`,
+      );
+      await think();
+      await graph('graphql depth 2', 'farm', 'farmDepth2', { id: farmId }, '"coops":[{');
+      await think();
+      await graph('graphql depth 3', 'farm', 'farmDepth3', { id: farmId }, '"hens":[{');
+      await think();
+      const payload = newFarm(rng);
+      const created = await client.send(`${bases.rest}/farm/api`, 'POST', JSON.stringify(payload));
+      const doc = parse(created.body);
+      if (created.status !== 201 || typeof doc?.id !== 'string' || doc.name !== payload.name)
+        throw new GateError(
+          `latency rest create at ${bases.rest}: HTTP ${created.status} ${created.body.slice(0, 200)}`,
+        );
+      record('rest create', created.ms);
+      await think();
+      const url = `${bases.rest}/farm/api/${doc.id}`;
+      const read = await client.send(url, 'GET');
+      if (read.status !== 200 || parse(read.body)?.name !== payload.name)
+        throw new GateError(`latency rest get ${url}: HTTP ${read.status} ${read.body.slice(0, 200)}`);
+      record('rest get', read.ms);
+      await think();
+      const name = `${payload.name}-v2`;
+      const put = await client.send(url, 'PUT', JSON.stringify({ ...payload, name }));
+      if (put.status !== 200 || parse(put.body)?.name !== name)
+        throw new GateError(`latency rest update ${url}: HTTP ${put.status} ${put.body.slice(0, 200)}`);
+      record('rest update', put.ms);
+      // Not timed: keeps the farm table (and so every getAll) the size the baselines answer.
+      const gone = await client.send(url, 'DELETE');
+      if (gone.status !== 200) throw new GateError(`latency rest delete ${url}: HTTP ${gone.status}`);
+      await think();
+    }
+  } finally {
+    client.close();
+  }
+  return sent;
+}
+
+const summarize = (
+  target: LatencyTarget,
+  clients: number,
+  kind: string,
+  values: readonly number[],
+): LatencyCell => {
+  const sorted = Float64Array.from(values).sort();
+  return {
+    target,
+    clients,
+    kind,
+    count: sorted.length,
+    p50: percentileOfSorted(sorted, 50),
+    p95: percentileOfSorted(sorted, 95),
+    p99: percentileOfSorted(sorted, 99),
+  };
+};
+
+/** The cell of a report for (target, clients, kind). */
+export const cellOf = (
+  result: LatencyResult,
+  target: LatencyTarget,
+  clients: number,
+  kind: string,
+): LatencyCell | undefined =>
+  result.cells.find((c) => c.target === target && c.clients === clients && c.kind === kind);
+
+/** GraphQL getById and REST get of seeded farms, no think time, through the front door and direct, in turns. */
+async function measureLoaded(context: ScenarioContext, picker: Picker): Promise<LoadedCpu[]> {
+  const { plan, stack } = context;
+  const pids = stack.pids(['edge', 'write-api', 'read-api']);
+  const specs = (target: 'front-door' | 'direct'): LoadSpec[] => {
+    const bases = basesOf(context, target);
+    const farmPath = () => `/farm/api/${picker.id('farm')}`;
+    return [
+      {
+        label: `latency loaded ${target} graphql`,
+        baseUrl: bases.graph,
+        connections: 5,
+        steps: [
+          graphStep(
+            'farm',
+            'farmById',
+            () => ({ id: picker.id('farm') }),
+            (v) => `"${v.id as string}"`,
+          ),
+        ],
+      },
+      {
+        label: `latency loaded ${target} rest`,
+        baseUrl: bases.rest,
+        connections: 5,
+        steps: [
+          {
+            method: 'GET',
+            path: farmPath(),
+            setup: (request) => ({ ...request, path: farmPath() }),
+            check: (status) => expectStatus(status, 200),
+          },
+        ],
+      },
+    ];
+  };
+  const targets = ['front-door', 'direct'] as const;
+  for (const t of targets) {
+    if (plan.warmupSec > 0)
+      for (const l of await Promise.all(specs(t).map((x) => runLoad(x, plan.warmupSec)))) assertClean(l);
+  }
+  const runs = new Map<(typeof targets)[number], { rps: number; p50: number; p99: number; cpu: number }[]>(
+    targets.map((t) => [t, []]),
+  );
+  for (let i = 0; i < plan.runs; i++) {
+    for (const t of i % 2 === 0 ? targets : [...targets].reverse()) {
+      const run = await measure(specs(t), plan.durationSec, pids);
+      for (const l of run.loads) assertClean(l);
+      const all = run.loads;
+      runs.get(t)!.push({
+        rps: all.reduce((a, l) => a + l.rps, 0),
+        p50: Math.max(...all.map((l) => l.latency.p50)),
+        p99: Math.max(...all.map((l) => l.latency.p99)),
+        cpu: run.cpuMsPerRequest,
+      });
+    }
+  }
+  return targets.map((t) => {
+    const r = runs.get(t)!;
+    const out: LoadedCpu = {
+      target: t,
+      rps: median(r.map((x) => x.rps)),
+      p50: median(r.map((x) => x.p50)),
+      p99: median(r.map((x) => x.p99)),
+      cpuMsPerRequest: median(r.map((x) => x.cpu)),
+    };
+    context.log(
+      `  latency/loaded ${t}: ${out.rps.toFixed(0)} req/s p50 ${out.p50.toFixed(2)} p99 ${out.p99.toFixed(2)} ms, ${out.cpuMsPerRequest.toFixed(3)} cpu-ms/req (edge+write+read)`,
+    );
+    return out;
+  });
+}
+
+export const latency: Scenario = {
+  name: 'latency',
+  description:
+    'Closed loop with think time (k6 sleep) at 1 and 10 virtual users, each on one keep-alive connection: ' +
+    'GraphQL getById, getAll, filtered (getByZone), depth 2 and depth 3 on /farm/graph, REST create, get, update ' +
+    'on /farm/api; sent through the front door (edge), straight to the write-api/read-api, and to the bare ' +
+    'baselines, interleaved (each user takes the three in turns, one per iteration). Percentiles pool every ' +
+    'sample of the runs. CPU per request: the same requests without think time, front door vs direct.',
+  services: { ours: ['write-api', 'read-api', 'edge'], baseline: ['bare-rest', 'bare-graphql'] },
+  async run(context) {
+    const { plan } = context;
+    const thinkMs = plan.quick ? 20 : 500;
+    const secondsPerRun = plan.quick ? plan.durationSec : plan.durationSec * 3;
+    const targets = latencyTargets.filter((t) =>
+      t === 'baseline' ? context.sides.includes('baseline') : context.sides.includes('ours'),
+    );
+    const picker = new Picker(context.dataset, context.rng);
+    const turns = targets.map((target) => ({ target, bases: basesOf(context, target) }));
+    const cells: LatencyCell[] = [];
+    const cpu: LatencyCpu[] = [];
+    for (const clients of latencyClients) {
+      const samples = new Map<LatencyTarget, Samples>(
+        targets.map((t) => [t, new Map(latencyKinds.map((k) => [k.name, [] as number[]]))]),
+      );
+      const runUsers = (seconds: number, keep: boolean) => {
+        const until = performance.now() + seconds * 1000;
+        return Promise.all(
+          Array.from({ length: clients }, (_, u) =>
+            userLoop(context, turns, u, thinkMs, until, keep ? samples : null, picker),
+          ),
+        );
+      };
+      // Warm-up (connections, JIT, compiled queries), not counted: every target at least once per user.
+      await runUsers(Math.max(plan.warmupSec, 0.2), false);
+      let requests = 0;
+      for (let i = 0; i < plan.runs; i++) {
+        const sent = await runUsers(secondsPerRun * targets.length, true);
+        requests += sent.reduce((a, b) => a + b, 0);
+      }
+      check(requests > 0, `latency c=${clients}: no request completed`);
+      for (const target of targets) {
+        const byKind = samples.get(target)!;
+        for (const kind of latencyKinds)
+          cells.push(summarize(target, clients, kind.name, byKind.get(kind.name)!));
+        for (const api of ['graphql', 'rest'] as const) {
+          const pooled = latencyKinds.filter((k) => k.api === api).flatMap((k) => byKind.get(k.name)!);
+          cells.push(summarize(target, clients, `${api} (all)`, pooled));
+        }
+        const g = cells.find(
+          (c) => c.target === target && c.clients === clients && c.kind === 'graphql (all)',
+        );
+        const r = cells.find((c) => c.target === target && c.clients === clients && c.kind === 'rest (all)');
+        context.log(
+          `  latency/${target} c=${clients}: graphql p50 ${g?.p50.toFixed(2)} p95 ${g?.p95.toFixed(2)} ms (n ${g?.count}) | rest p50 ${r?.p50.toFixed(2)} p95 ${r?.p95.toFixed(2)} ms (n ${r?.count})`,
+        );
+      }
+    }
+    const loaded = context.sides.includes('ours') ? await measureLoaded(context, picker) : [];
+    const result: LatencyResult = { thinkMs, secondsPerRun, runs: plan.runs, cells, cpu, loaded };
+    const figures: Record<string, number> = {};
+    for (const clients of latencyClients) {
+      for (const api of ['graphql', 'rest'] as const) {
+        const f = cellOf(result, 'front-door', clients, `${api} (all)`);
+        const d = cellOf(result, 'direct', clients, `${api} (all)`);
+        if (f && d && d.p95 > 0) figures[`front_over_direct_p95_${api}_c${clients}`] = f.p95 / d.p95;
+      }
+      const f = cpu.find((x) => x.target === 'front-door' && x.clients === clients);
+      const d = cpu.find((x) => x.target === 'direct' && x.clients === clients);
+      const share = f && d ? frontCpuShare(f.totalCpuMsPerRequest, d.totalCpuMsPerRequest) : null;
+      if (share !== null) figures[`front_cpu_share_c${clients}`] = share;
+    }
+    const lf = loaded.find((l) => l.target === 'front-door');
+    const ld = loaded.find((l) => l.target === 'direct');
+    const loadedShare = lf && ld ? frontCpuShare(lf.cpuMsPerRequest, ld.cpuMsPerRequest) : null;
+    if (loadedShare !== null) figures.front_cpu_share_loaded = loadedShare;
+    return {
+      name: 'latency',
+      description: this.description,
+      cases: [],
+      figures,
+      notes: [
+        `Think time ${thinkMs} ms after every answer; ${plan.runs} run(s) of ${secondsPerRun} s per target and client count.`,
+      ],
+      latency: result,
+    };
+  },
+};
