@@ -15,6 +15,8 @@ export interface Metrics {
   readonly registry: Registry;
   /** Times one storage call: `eggmesh_store_duration_seconds{operation}`. */
   timeStore<T>(operation: string, work: () => Promise<T>): Promise<T>;
+  /** Counts a request answered outside Fastify's routing (the edge's forwarded traffic). */
+  observeRequest(route: string, method: string, statusCode: number, seconds: number): void;
 }
 
 type Child = { observe(value: number): void };
@@ -95,6 +97,10 @@ export function installMetrics(app: FastifyInstance, _options: { readonly servic
 
   return {
     registry,
+    observeRequest(route, method, statusCode, seconds) {
+      const index = Math.min(4, Math.max(0, Math.floor(statusCode / 100) - 1));
+      requests.labels(route, method, STATUS_CLASSES[index] as string).observe(seconds);
+    },
     async timeStore(operation, work) {
       const end = store.startTimer({ operation });
       try {

@@ -9,6 +9,7 @@ import {
   type Config,
   closeConnectionsWhenClosing,
   installMetrics,
+  type Metrics,
   rateLimit,
   requestLogging,
   securityHeaders,
@@ -76,6 +77,7 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
   const { config, read } = options;
   const ownHeaders = corsHeaders(config.corsOrigin);
   let app: FastifyInstance | undefined;
+  let metrics: Metrics | undefined;
   const proxy = new Forwarder({
     upstreams: config.upstreams,
     bodyLimitBytes: config.bodyLimitBytes,
@@ -95,6 +97,18 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
     serverFactory: (handler) =>
       createServer((request, response) => {
         const upstream = request.method === 'CONNECT' ? null : upstreamFor(pathOf(request.url));
+        if (upstream && metrics) {
+          const started = performance.now();
+          const counted = metrics;
+          response.once('finish', () =>
+            counted.observeRequest(
+              '/*',
+              request.method ?? 'GET',
+              response.statusCode,
+              (performance.now() - started) / 1000,
+            ),
+          );
+        }
         if (upstream === 'read' && read) read(request, response);
         else if (upstream) proxy.handle(request, response, upstream);
         else handler(request, response);
@@ -111,7 +125,7 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
   closeConnectionsWhenClosing(app);
   securityHeaders(app);
   rateLimit(app, config.rateLimitPerMin);
-  installMetrics(app, { service: 'edge' });
+  metrics = installMetrics(app, { service: 'edge' });
   app.addHook('onClose', async () => proxy.close());
   // Every method Node parses reaches the routes, so an unexpected one (PROPFIND…) on a service's path
   // gets that service's own 405 and Allow header.

@@ -62,6 +62,11 @@ const notForCompose = {
   EGGMESH_HEALTH_PROBE_INTERVAL_MS: "pnpm start's supervisor; compose has its own healthchecks",
   EGGMESH_HEALTH_PROBE_TIMEOUT_MS: "pnpm start's supervisor; compose has its own healthchecks",
   EGGMESH_HEALTH_PROBE_FAILURES: "pnpm start's supervisor; compose has its own healthchecks",
+  EGGMESH_JWT_SECRET:
+    'a secret: passed by whoever turns EGGMESH_AUTH=jwt on (an env_file or Docker secret), never in the file',
+  EGGMESH_JWKS: 'optional (EGGMESH_AUTH=jwt with keys): set beside EGGMESH_AUTH when used',
+  EGGMESH_JWT_ISSUER: 'optional (EGGMESH_AUTH=jwt): set beside EGGMESH_AUTH when used',
+  EGGMESH_JWT_AUDIENCE: 'optional (EGGMESH_AUTH=jwt): set beside EGGMESH_AUTH when used',
 } as const;
 
 /** The environment a container gets when `docker compose` runs with none of these variables set. */
@@ -132,7 +137,13 @@ describe('infra/compose/docker-compose.yml', () => {
   });
 
   it('lets each tunable be overridden by the same name and falls back to its documented default', () => {
-    const scaled = new Set(['EGGMESH_STORE', 'EGGMESH_MONGODB_URI', 'EGGMESH_LOG', 'EGGMESH_KAFKA_BROKERS']);
+    const scaled = new Set([
+      'EGGMESH_STORE',
+      'EGGMESH_MONGODB_URI',
+      'EGGMESH_LOG',
+      'EGGMESH_KAFKA_BROKERS',
+      'EGGMESH_EDGE_GRAPHQL',
+    ]);
     const env = ours[0]![1].environment ?? {};
     let interpolated = 0;
     for (const [name, value] of Object.entries(env)) {
