@@ -8,15 +8,15 @@ import type { Projector } from './projector.js';
  */
 export function registerProjectorMetrics(metrics: Metrics, projector: Projector): void {
   const registers = [metrics.registry];
-  let position = 0;
-  let last = 0;
+  // One reading of each per scrape: the collects start in registration order, the lag uses both.
+  const readings = { position: Promise.resolve(0), head: Promise.resolve(0) };
   new Gauge({
     name: 'eggmesh_projector_position',
     help: 'Log position the projections reflect',
     registers,
     async collect() {
-      position = await projector.store.checkpoint();
-      this.set(position);
+      readings.position = projector.store.checkpoint();
+      this.set(await readings.position);
     },
   });
   new Gauge({
@@ -24,17 +24,17 @@ export function registerProjectorMetrics(metrics: Metrics, projector: Projector)
     help: 'Newest log position',
     registers,
     async collect() {
-      last = await projector.log.head();
-      this.set(last);
+      readings.head = projector.log.head();
+      this.set(await readings.head);
     },
   });
   new Gauge({
     name: 'eggmesh_projector_lag_entries',
     help: 'Log entries not yet applied',
     registers,
-    // Collected after the two above (registration order), from the same reading of each.
-    collect() {
-      this.set(Math.max(0, last - position));
+    async collect() {
+      const [p, h] = await Promise.all([readings.position, readings.head]);
+      this.set(Math.max(0, h - p));
     },
   });
   const counter = (name: string, help: string, read: () => number) =>

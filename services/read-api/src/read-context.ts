@@ -243,7 +243,7 @@ export class ReadContext {
     readPage: (options: PageOptions) => Promise<StoredRecord[]>,
   ): Promise<Node[]> {
     const size = this.limits.maxLimit;
-    const at = args.at ?? undefined;
+    const at = checkAt(args.at);
     let after = args.after ?? undefined;
     let result: Node[] | undefined;
     for (;;) {

@@ -27,8 +27,10 @@ const flags = parseCommandLine({
   },
 });
 // `--scaled` (pnpm start:scaled): the scaled tier, on servers this supervisor starts locally first.
-const env: NodeJS.ProcessEnv = flags.scaled ? { ...process.env, ...scaledEnv } : { ...process.env };
-const config = loadConfig(env);
+if (flags.scaled) Object.assign(process.env, scaledEnv);
+const env: NodeJS.ProcessEnv = { ...process.env };
+// Read like every service reads it: unknown EGGMESH_* names warned about, bad values listed, exit 2.
+const config = loadConfig();
 const infra = flags.scaled ? infraServers(config) : [];
 const infraEnv = Object.assign({}, ...infra.map((server) => server.serviceEnv)) as Record<string, string>;
 const script = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));

@@ -90,8 +90,11 @@ function emptiesIn(value: unknown, path = 'data'): string[] {
   return [];
 }
 
-/** Blocks that are not API calls: the workspace's own commands, which the rest of the suite covers. */
-const workspaceCommand = /^(npx -y pnpm@[\d.]+ |pnpm )(install|start|test|seed)\b/;
+/**
+ * Blocks that are not API calls: the workspace's own commands, which the rest of the suite covers, and
+ * `docker compose` (no Docker here: compose.unit.spec.ts checks the file against the configuration).
+ */
+const workspaceCommand = /^((npx -y pnpm@[\d.]+ |pnpm )(install|start|test|seed)\b|docker compose )/;
 
 function requireTool(name: string, hint: string): void {
   if (spawnSync('bash', ['-c', `command -v ${name}`]).status === 0) return;
