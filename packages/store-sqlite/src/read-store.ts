@@ -110,10 +110,18 @@ export async function openPrimaryWhenCreated(
 ): Promise<SqlitePrimaryStore> {
   const file = dataFiles(dataDir).primary;
   let told = false;
-  while (!existsSync(file)) {
+  for (;;) {
+    if (existsSync(file)) {
+      try {
+        return openPrimaryStore({ file, readonly: true });
+      } catch (error) {
+        // The write-api creates the file before its tables: a read-only open in between finds no
+        // tables (SQLITE_ERROR "no such table"). Wait for them like for the file.
+        if (!/no such table/i.test((error as Error).message)) throw error;
+      }
+    }
     if (!told) say(`waiting for ${file}: start the write-api first`);
     told = true;
-    await sleep(500, undefined, signal ? { signal } : undefined);
+    await sleep(200, undefined, signal ? { signal } : undefined);
   }
-  return openPrimaryStore({ file, readonly: true });
 }

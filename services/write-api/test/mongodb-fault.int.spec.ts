@@ -104,5 +104,5 @@ describe(`write-api on MongoDB (${serverName}, file-backed) when the server is m
     expect(log.map((e) => e.id)).toEqual(expect.arrayContaining(acknowledged.map((a) => a.id)));
     expect(log.map((e) => e.payload?.name)).not.toContain('down');
     expect(log.map((e) => e.payload?.name)).not.toContain('early');
-  }, 240_000);
+  }, 90_000);
 });
