@@ -20,6 +20,8 @@ export function isUnreachable(error: unknown): boolean {
     error instanceof MongoNotConnectedError ||
     error instanceof MongoTopologyClosedError ||
     error instanceof MongoServerClosedError ||
+    // No pooled connection within waitQueueTimeoutMS (the driver does not export its class).
+    (error instanceof Error && error.name === 'MongoWaitQueueTimeoutError') ||
     (error instanceof MongoServerError &&
       typeof error.code === 'number' &&
       NOT_AVAILABLE_CODES.has(error.code))

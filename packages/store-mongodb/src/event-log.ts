@@ -1,6 +1,7 @@
 import type { EntityName } from '@eggmesh/schema';
 import type { EventLog, LogEntry, Operation } from '@eggmesh/store';
 import { type Collection, type Db, MongoClient } from 'mongodb';
+import { clientLimits } from './client-limits.js';
 import { ignoreDuplicate, translated } from './errors.js';
 import { Wake, type WakeMode, waitUntil } from './wake.js';
 
@@ -219,6 +220,7 @@ export async function openMongoEventLog(options: OpenMongoEventLogOptions): Prom
   const client = new MongoClient(options.uri, {
     readPreference: 'primary',
     serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000,
+    ...clientLimits,
   });
   try {
     await translated(() => client.connect());

@@ -20,6 +20,7 @@ import {
   type W,
 } from 'mongodb';
 import { type CommitMode, chooseCommitMode } from './capabilities.js';
+import { clientLimits } from './client-limits.js';
 import { duplicateKeyIndex, ignoreDuplicate, isUnreachable, translated } from './errors.js';
 import { type EntryDoc, fillPositions, LOG, type LogDoc, MongoEventLog } from './event-log.js';
 import { type CurrentDoc, MongoEntityReader, primaryEntities, type VersionDoc } from './reader.js';
@@ -137,6 +138,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
       writeConcern: { w },
       readPreference: options.readPreference ?? 'primary',
       serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000,
+      ...clientLimits,
     });
     try {
       await translated(() => client.connect());

@@ -26,6 +26,7 @@ import {
   type W,
 } from 'mongodb';
 import { type CommitMode, chooseCommitMode } from './capabilities.js';
+import { clientLimits } from './client-limits.js';
 import { ignoreDuplicate, translated } from './errors.js';
 import { type CurrentDoc, MongoEntityReader, projectionEntities, type VersionDoc } from './reader.js';
 
@@ -294,6 +295,7 @@ export class MongoProjectionStore implements ProjectionStore {
       writeConcern: { w },
       readPreference: 'primary',
       serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000,
+      ...clientLimits,
     });
     try {
       return await translated(async () => {

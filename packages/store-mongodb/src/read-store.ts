@@ -1,6 +1,7 @@
 import { type EntityName, entities } from '@eggmesh/schema';
 import type { PageOptions, ReadOptions, ReadStore, RelationPageOptions, StoredRecord } from '@eggmesh/store';
 import { type Db, MongoClient, type ReadPreferenceMode } from 'mongodb';
+import { clientLimits } from './client-limits.js';
 import { translated } from './errors.js';
 import { LOG, MongoEventLog } from './event-log.js';
 import { MongoProjectionReader, PROJECTOR_META } from './projection-store.js';
@@ -55,6 +56,7 @@ export class MongoReadStore implements ReadStore {
     const client = new MongoClient(options.uri, {
       readPreference: options.readPreference ?? 'secondaryPreferred',
       serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000,
+      ...clientLimits,
     });
     try {
       await translated(() => client.connect());
