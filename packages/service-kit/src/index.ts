@@ -30,7 +30,7 @@ export {
 } from './env-check.js';
 export { EggmeshError, type ErrorCode, errorMessage, errorTable, isErrorCode } from './errors.js';
 export { type EventLoopMonitor, type EventLoopStats, monitorEventLoop } from './event-loop.js';
-export { applyHttpLimits } from './http-limits.js';
+export { applyHttpLimits, lingerOnRefusedBody } from './http-limits.js';
 export {
   CONTENT_SECURITY_POLICY,
   CORS_ALLOWED_HEADERS,

@@ -1,6 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { commonServiceEnv, loadConfig, loggerOptions, parseCommandLine, serve } from '@eggmesh/service-kit';
+import {
+  commonServiceEnv,
+  lingerOnRefusedBody,
+  loadConfig,
+  loggerOptions,
+  parseCommandLine,
+  serve,
+} from '@eggmesh/service-kit';
 import type { SqliteReadStore } from '@eggmesh/store-sqlite';
 import { buildApp } from './app.js';
 
@@ -49,6 +56,9 @@ if (config.edgeGraphql === 'embedded' && config.store === 'sqlite') {
   // Loaded only here: a proxying edge does not carry the read side's modules (about 30 MiB of RSS).
   const { buildApp: buildReadApp } = await import('@eggmesh/read-api');
   const readApp = buildReadApp({ config, store });
+  // As `serve()` does for the read-api's own server: a refused upload (413) is read to its end, so
+  // the client gets the answer instead of a reset.
+  lingerOnRefusedBody(readApp, Math.min(config.http.requestTimeoutMs, 10_000));
   await readApp.ready();
   read = readApp.routing;
   closeRead = async () => {
