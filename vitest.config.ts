@@ -10,6 +10,7 @@ const workspaceSources = [
   ['@eggmesh/store', 'packages/store/src/index.ts'],
   ['@eggmesh/store-sqlite', 'packages/store-sqlite/src/index.ts'],
   ['@eggmesh/store-mongodb', 'packages/store-mongodb/src/index.ts'],
+  ['@eggmesh/log-kafka', 'packages/log-kafka/src/index.ts'],
   ['@eggmesh/projections', 'packages/projections/src/index.ts'],
   ['@eggmesh/service-kit', 'packages/service-kit/src/index.ts'],
   ['@eggmesh/write-api', 'services/write-api/src/index.ts'],
@@ -30,7 +31,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    globalSetup: ['./infra/mongodb/vitest-global-setup.ts'],
+    globalSetup: ['./infra/mongodb/vitest-global-setup.ts', './infra/kafka/vitest-global-setup.ts'],
     reporters: ['default', './infra/test/summary-reporter.ts'],
   },
 });
