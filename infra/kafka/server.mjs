@@ -4,7 +4,7 @@
 // Types: server.d.mts.
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,6 +102,10 @@ export async function start(options = {}) {
   const log4jFile = join(dataDir, 'log4j.properties');
   writeFileSync(propertiesFile, serverProperties({ port, controllerPort, logDir }));
   if (!existsSync(log4jFile)) writeFileSync(log4jFile, LOG4J);
+  // A formatted directory keeps its cluster id: a restart on it must present the same one.
+  const clusterIdFile = join(dataDir, 'cluster.id');
+  if (!existsSync(clusterIdFile)) writeFileSync(clusterIdFile, clusterId());
+  const cluster = readFileSync(clusterIdFile, 'utf8').trim();
 
   const args = [
     `-Xmx${options.heap ?? '512m'}`,
@@ -115,7 +119,7 @@ export async function start(options = {}) {
     `${jars}/*`,
     join(here, 'KafkaLauncher.java'),
     propertiesFile,
-    clusterId(),
+    cluster,
   ];
   const started = performance.now();
   const child = spawn('java', args, { stdio: ['pipe', 'pipe', 'pipe'] });
