@@ -1,13 +1,14 @@
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '@eggmesh/service-kit';
-import { Supervisor } from './supervisor.js';
+import { kafkaServices } from './kafka-services.js';
+import { type ServiceSpec, Supervisor } from './supervisor.js';
 
 const config = loadConfig();
 const script = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 const url = (port: number) => `http://${config.host}:${port}`;
 
 // The write-api creates the data files; the others wait for them.
-const services = [
+const services: ServiceSpec[] = [
   {
     name: 'write-api',
     script: script('write-api/dist/server.js'),
@@ -24,6 +25,8 @@ const services = [
     healthUrl: `${url(config.ports.read)}/health`,
   },
   { name: 'edge', script: script('edge/dist/server.js'), healthUrl: `${url(config.ports.edge)}/health` },
+  // EGGMESH_LOG=kafka: the relay, and the local broker when the brokers are the local dev port.
+  ...kafkaServices(config, script, url),
 ];
 
 const supervisor = new Supervisor({
@@ -86,10 +89,11 @@ async function waitHealthy(name: string, target: string, deadline: number): Prom
 }
 
 const deadline = Date.now() + 60_000;
-const health = await Promise.all(services.map((s) => waitHealthy(s.name, s.healthUrl, deadline)));
+const probed = services.filter((s): s is ServiceSpec & { healthUrl: string } => s.healthUrl !== undefined);
+const health = await Promise.all(probed.map((s) => waitHealthy(s.name, s.healthUrl, deadline)));
 if (!stopping) {
   const edge = url(config.ports.edge);
-  const down = services.filter((_, i) => !health[i]).map((s) => s.name);
+  const down = probed.filter((_, i) => !health[i]).map((s) => s.name);
   process.stdout.write(
     [
       '',
@@ -102,6 +106,11 @@ if (!stopping) {
       `  GraphiQL    ${edge}/graphiql`,
       `  API docs    ${edge}/docs`,
       `  projector   ${url(config.ports.projector)}/metrics`,
+      ...(config.log === 'kafka'
+        ? [
+            `  relay       ${url(config.ports.relay)}/metrics   (Kafka ${config.kafka.brokers.join(',')}, topic ${config.kafka.topic})`,
+          ]
+        : []),
       '  Fill it with a sample economy: pnpm seed   ·   stop: Ctrl-C',
       '',
     ].join('\n'),
