@@ -2,7 +2,7 @@ import type { InventoryEffect } from './effects.js';
 import { addCount, round4 } from './windows.js';
 
 /** The container_inventory document the projector stores. */
-export interface InventoryDoc {
+export type InventoryDoc = {
   container_id: string;
   capacity: number | null;
   current_eggs: number;
@@ -12,7 +12,7 @@ export interface InventoryDoc {
   total_transfers_out: number;
   total_consumed: number;
   utilization_pct: number;
-}
+};
 
 /** A zeroed inventory with unknown capacity. */
 export function emptyInventory(containerId: string): InventoryDoc {

@@ -2,22 +2,22 @@ import type { FarmEffect, HenEffect } from './effects.js';
 import { addCount, dayOf } from './windows.js';
 
 /** The hen_productivity document the projector stores. `days`: UTC day number → eggs laid that day. */
-export interface HenDoc {
+export type HenDoc = {
   hen_id: string;
   farm_id: string | null;
   total_eggs: number;
   good_eggs: number;
   days: Record<string, number>;
-}
+};
 
 /** The farm_output document the projector stores. `days`: UTC day number → eggs reported that day. */
-export interface FarmDoc {
+export type FarmDoc = {
   farm_id: string;
   farm_type: string;
   active_hens: number;
   total_hens: number;
   days: Record<string, number>;
-}
+};
 
 /** A zeroed hen document with no farm. */
 export function emptyHen(henId: string): HenDoc {

@@ -156,6 +156,9 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     this.log = {
       read: (after, limit) => translated(() => this.readLog(after, limit)),
       head: () => translated(() => this.head()),
+      waitBeyond: (after, timeoutMs, signal) => this.waitBeyond(after, timeoutMs, signal),
+      acknowledge: async () => undefined,
+      close: async () => undefined,
     };
   }
 
@@ -524,6 +527,17 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
 
   // --- the log ------------------------------------------------------------------------------------
 
+  /** A bounded poll of the head (the first cut; a change stream can replace it where one exists). */
+  private async waitBeyond(after: number, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      if ((await translated(() => this.head())) > after) return true;
+      const left = deadline - performance.now();
+      if (signal?.aborted || left <= 0) return false;
+      await pause(Math.min(left, HEAD_POLL_MS), signal);
+    }
+  }
+
   private async head(): Promise<number> {
     const [newest] = await this.logRecords
       .find({}, { projection: { last: 1 } })
@@ -585,6 +599,22 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
   async close(): Promise<void> {
     await this.client.close();
   }
+}
+
+/** How often a log waiter looks at the head. */
+const HEAD_POLL_MS = 50;
+
+/** Sleeps `ms`, or less when `signal` aborts. */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 function toEntry(position: number, entry: EntryDoc): LogEntry {

@@ -17,4 +17,4 @@ export {
   removeStaleGenerations,
   SqliteProjectionStore,
 } from './projection-store.js';
-export { dataFiles, openReadStore, SqliteReadStore } from './read-store.js';
+export { dataFiles, openPrimaryWhenCreated, openReadStore, SqliteReadStore } from './read-store.js';

@@ -10,6 +10,7 @@ import {
   type WriteOperation,
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
+import { ChangeSignal } from './change-signal.js';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
 import { tableNames, VersionTables, VersionTablesReader } from './version-tables.js';
 
@@ -174,11 +175,36 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
       );
       this.commitTx = this.db.transaction((operations) => this.apply(operations)).immediate;
     }
-    const headOf = () => this.headStatement.get() as number;
+    this.file = options.file;
     this.log = {
-      read: async (after, limit) => (this.readLog.all(after, limit) as LogRow[]).map(toEntry),
-      head: async () => headOf(),
+      read: async (after, limit) => this.readLogSync(after, limit),
+      head: async () => this.headSync(),
+      waitBeyond: (after, timeoutMs, signal) => this.waitBeyond(after, timeoutMs, signal),
+      acknowledge: async () => undefined,
+      close: async () => undefined,
     };
+  }
+
+  /** The database file. */
+  readonly file: string;
+  private changes: ChangeSignal | undefined;
+
+  /**
+   * Sleeps until the head passes `after`: woken by the file watch on the primary's directory (a
+   * commit by any process touches `<file>-wal`), re-checking at least every `RECHECK_MS` in case the
+   * file system sends no events.
+   */
+  private async waitBeyond(after: number, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    const deadline = performance.now() + timeoutMs;
+    this.changes ??= new ChangeSignal([this.file]);
+    for (;;) {
+      const seen = this.changes.version;
+      if (!this.db.open) return false;
+      if (this.headSync() > after) return true;
+      const left = deadline - performance.now();
+      if (signal?.aborted || left <= 0) return false;
+      await this.changes.next(seen, Math.min(left, RECHECK_MS), signal);
+    }
   }
 
   /** Synchronous head, for callers that poll. */
@@ -260,9 +286,13 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
   }
 
   async close(): Promise<void> {
+    this.changes?.close();
     if (this.db.open) this.db.close();
   }
 }
+
+/** The longest a log waiter sleeps without looking at the head (a net for file systems without events). */
+const RECHECK_MS = 1000;
 
 export function openPrimaryStore(options: PrimaryStoreOptions): SqlitePrimaryStore {
   return new SqlitePrimaryStore(options);

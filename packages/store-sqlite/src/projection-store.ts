@@ -2,11 +2,15 @@ import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, wr
 import { join } from 'node:path';
 import { type EntityName, entities, entityNames } from '@eggmesh/schema';
 import {
+  type LoadedProjections,
   type PageOptions,
+  type ProjectionCommit,
   type ProjectionDocument,
+  type ProjectionKeys,
   type ProjectionStateRow,
   type ProjectionStore,
   type ProjectionWrite,
+  projectionKey,
   type ReadOptions,
   type RelationPageOptions,
   type StoredRecord,
@@ -67,6 +71,28 @@ export function removeStaleGenerations(dir: string, keep: readonly string[] = []
   return removed;
 }
 
+interface LatestRow {
+  id: string;
+  deleted: number;
+  payload: string | null;
+}
+
+/** Groups `items` by `group`, collecting each group's distinct `value`s. */
+function groupBy<T, G>(
+  items: readonly T[],
+  group: (item: T) => G,
+  value: (item: T) => string,
+): Map<G, string[]> {
+  const out = new Map<G, Set<string>>();
+  for (const item of items) {
+    const g = group(item);
+    const set = out.get(g) ?? new Set<string>();
+    if (set.size === 0) out.set(g, set);
+    set.add(value(item));
+  }
+  return new Map([...out].map(([g, set]) => [g, [...set]]));
+}
+
 interface StateRow {
   kind: string;
   id: string;
@@ -96,12 +122,13 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
   readonly db: SqliteDatabase;
   readonly generation: string;
   protected readonly tables: VersionTables;
-  private readonly getState: Statement;
-  private readonly byRef: Statement;
   private readonly putState: Statement;
+  private readonly stateMany: Statement;
+  private readonly byRefMany: Statement;
+  private readonly latestStatements = new Map<EntityName, Statement>();
   private readonly readCheckpoint: Statement;
   private readonly writeCheckpoint: Statement;
-  private readonly commitTx: (batch: Parameters<ProjectionStore['commit']>[0]) => void;
+  private readonly commitTx: (batch: ProjectionCommit) => void;
 
   constructor(
     readonly dir: string,
@@ -114,8 +141,12 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
     this.db = openDatabase(join(dir, generation), synchronous ? { synchronous } : {});
     this.db.exec(VersionTables.ddl(projectionEntities) + STATE_DDL);
     this.tables = new VersionTables(this.db, projectionEntities, true);
-    this.getState = this.db.prepare('SELECT * FROM projector_state WHERE kind = ? AND id = ?');
-    this.byRef = this.db.prepare('SELECT * FROM projector_state WHERE kind = ? AND ref = ? ORDER BY id');
+    this.stateMany = this.db.prepare(
+      'SELECT * FROM projector_state WHERE kind = ? AND id IN (SELECT value FROM json_each(?))',
+    );
+    this.byRefMany = this.db.prepare(
+      'SELECT * FROM projector_state WHERE kind = ? AND ref IN (SELECT value FROM json_each(?)) ORDER BY id',
+    );
     this.putState = this.db.prepare(
       'INSERT OR REPLACE INTO projector_state (kind, id, value, ref) VALUES (?, ?, ?, ?)',
     );
@@ -123,7 +154,7 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
       .prepare("SELECT value FROM projector_meta WHERE key = 'checkpoint'")
       .pluck();
     this.writeCheckpoint = this.db.prepare("UPDATE projector_meta SET value = ? WHERE key = 'checkpoint'");
-    this.commitTx = this.db.transaction((batch: Parameters<ProjectionStore['commit']>[0]) => {
+    this.commitTx = this.db.transaction((batch: ProjectionCommit) => {
       const at = this.readCheckpoint.get() as number;
       if (at !== batch.expectedCheckpoint) {
         throw new StoreError(
@@ -176,48 +207,75 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
     return this.checkpointSync();
   }
 
-  loadDocumentsSync(entity: EntityName, ids: readonly string[]): Map<string, ProjectionDocument> {
-    const out = new Map<string, ProjectionDocument>();
-    for (const id of ids) {
-      const row = this.tables.latest(entity, id);
-      if (row?.payload) {
-        out.set(id, { id, live: !row.deleted, payload: JSON.parse(row.payload) as Record<string, unknown> });
-      }
+  /**
+   * Everything a batch needs in one read transaction: per entity (and per state kind) one statement
+   * over the asked ids, passed as one JSON array (`json_each`), so the statement count does not grow
+   * with the batch.
+   */
+  async load(keys: ProjectionKeys): Promise<LoadedProjections> {
+    return this.loadTx(keys);
+  }
+
+  private loadTx(keys: ProjectionKeys): LoadedProjections {
+    return this.db
+      .transaction(() => {
+        const documents = new Map<string, ProjectionDocument>();
+        for (const [entity, ids] of groupBy(
+          keys.documents,
+          (k) => k.entity,
+          (k) => k.id,
+        )) {
+          for (const row of this.latestMany(entity).all(JSON.stringify(ids)) as LatestRow[]) {
+            if (row.payload === null) continue;
+            documents.set(projectionKey(entity, row.id), {
+              id: row.id,
+              live: row.deleted === 0,
+              payload: JSON.parse(row.payload) as Record<string, unknown>,
+            });
+          }
+        }
+        const state = new Map<string, ProjectionStateRow>();
+        for (const [kind, ids] of groupBy(
+          keys.state,
+          (k) => k.kind,
+          (k) => k.id,
+        )) {
+          for (const row of this.stateMany.all(kind, JSON.stringify(ids)) as StateRow[]) {
+            state.set(projectionKey(kind, row.id), toStateRow(row));
+          }
+        }
+        const stateByRef = new Map<string, ProjectionStateRow[]>();
+        for (const [kind, refs] of groupBy(
+          keys.stateByRef,
+          (k) => k.kind,
+          (k) => k.ref,
+        )) {
+          for (const ref of refs) stateByRef.set(projectionKey(kind, ref), []);
+          for (const row of this.byRefMany.all(kind, JSON.stringify(refs)) as StateRow[]) {
+            if (row.ref !== null) stateByRef.get(projectionKey(kind, row.ref))?.push(toStateRow(row));
+          }
+        }
+        return { checkpoint: this.checkpointSync(), documents, state, stateByRef };
+      })
+      .deferred();
+  }
+
+  private latestMany(entity: EntityName): Statement {
+    let statement = this.latestStatements.get(entity);
+    if (!statement) {
+      const { versions } = tableNames(entity);
+      // Each id's newest version (live or a tombstone): one descending seek of the (id, created_at) index.
+      statement = this.db.prepare(
+        `SELECT v.id, v.deleted, v.payload FROM json_each(?) j JOIN ${versions} v
+         ON v.seq = (SELECT w.seq FROM ${versions} w WHERE w.id = j.value ORDER BY w.created_at DESC LIMIT 1)`,
+      );
+      this.latestStatements.set(entity, statement);
     }
-    return out;
+    return statement;
   }
 
-  async loadDocuments(entity: EntityName, ids: readonly string[]) {
-    return this.loadDocumentsSync(entity, ids);
-  }
-
-  loadStateSync(kind: string, ids: readonly string[]): Map<string, ProjectionStateRow> {
-    const out = new Map<string, ProjectionStateRow>();
-    for (const id of ids) {
-      const row = this.getState.get(kind, id) as StateRow | undefined;
-      if (row) out.set(id, toStateRow(row));
-    }
-    return out;
-  }
-
-  async loadState(kind: string, ids: readonly string[]) {
-    return this.loadStateSync(kind, ids);
-  }
-
-  stateByRefSync(kind: string, ref: string): ProjectionStateRow[] {
-    return (this.byRef.all(kind, ref) as StateRow[]).map(toStateRow);
-  }
-
-  async stateByRef(kind: string, ref: string) {
-    return this.stateByRefSync(kind, ref);
-  }
-
-  commitSync(batch: Parameters<ProjectionStore['commit']>[0]): void {
+  async commit(batch: ProjectionCommit): Promise<void> {
     this.commitTx(batch);
-  }
-
-  async commit(batch: Parameters<ProjectionStore['commit']>[0]): Promise<void> {
-    this.commitSync(batch);
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,10 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type EntityName, entities } from '@eggmesh/schema';
-import type { EntityReader, PageOptions, ReadOptions, RelationPageOptions } from '@eggmesh/store';
-import { SqlitePrimaryStore } from './primary-store.js';
+import type { PageOptions, ReadOptions, ReadStore, RelationPageOptions } from '@eggmesh/store';
+import { ChangeSignal } from './change-signal.js';
+import { openPrimaryStore, SqlitePrimaryStore } from './primary-store.js';
 import { ProjectionReader } from './projection-store.js';
 
 /** Where the embedded tier keeps its files inside the data directory. */
@@ -13,24 +16,50 @@ export function dataFiles(dataDir: string) {
  * Reads every entity: actors and events from the primary file, projections from the current
  * projection generation. The read service opens it read-only; the write service passes its own primary.
  */
-export class SqliteReadStore implements EntityReader {
+export class SqliteReadStore implements ReadStore {
+  /** Wakes `changed()` waiters: the primary's files, CURRENT and the generation files change on commits. */
+  private readonly changes: ChangeSignal;
+  /** The change count when positions were last read: a change after it ends the next `changed()` at once. */
+  private seen = 0;
+
   constructor(
     readonly primary: SqlitePrimaryStore,
     readonly projections: ProjectionReader,
-  ) {}
+  ) {
+    this.changes = new ChangeSignal([
+      primary.file,
+      join(projections.dir, 'CURRENT'),
+      join(projections.dir, 'gen-'),
+    ]);
+  }
 
   private source(entity: EntityName) {
     return entities[entity].kind === 'projection' ? this.projections : this.primary.sync;
   }
 
   /** The log position the entity tables reflect (the replica is the primary's file itself). */
-  replicaPosition(): number {
+  async replicaPosition(): Promise<number> {
+    this.seen = this.changes.version;
     return this.primary.headSync();
   }
 
   /** The log position the projections reflect. */
-  projectionPosition(): number {
+  async projectionPosition(): Promise<number> {
+    this.seen = this.changes.version;
     return this.projections.checkpoint();
+  }
+
+  /**
+   * Resolves on the next change to the primary or the projections (inotify on their directories), at
+   * once when one landed since positions were last read, or after `timeoutMs` / on abort.
+   */
+  changed(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    return this.changes.next(this.seen, timeoutMs, signal);
+  }
+
+  async ping(): Promise<void> {
+    await this.primary.ping();
+    this.projections.checkpoint();
   }
 
   async get(entity: EntityName, id: string, options?: ReadOptions) {
@@ -55,6 +84,7 @@ export class SqliteReadStore implements EntityReader {
   }
 
   async close(): Promise<void> {
+    this.changes.close();
     this.projections.close();
     await this.primary.close();
   }
@@ -67,4 +97,23 @@ export function openReadStore(dataDir: string): SqliteReadStore {
     new SqlitePrimaryStore({ file: files.primary, readonly: true }),
     new ProjectionReader(files.projectionsDir),
   );
+}
+
+/**
+ * Opens the primary of `dataDir` read-only, waiting (with one message to `say`) until the write
+ * service has created it. For consumers of the log (the projector, its rebuild).
+ */
+export async function openPrimaryWhenCreated(
+  dataDir: string,
+  say: (message: string) => void,
+  signal?: AbortSignal,
+): Promise<SqlitePrimaryStore> {
+  const file = dataFiles(dataDir).primary;
+  let told = false;
+  while (!existsSync(file)) {
+    if (!told) say(`waiting for ${file}: start the write-api first`);
+    told = true;
+    await sleep(500, undefined, signal ? { signal } : undefined);
+  }
+  return openPrimaryStore({ file, readonly: true });
 }

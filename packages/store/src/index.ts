@@ -1,10 +1,15 @@
 export { isStoreError, StoreError, type StoreErrorCode, storeErrorCodes } from './errors.js';
-export type {
-  ProjectionDocument,
-  ProjectionStateRow,
-  ProjectionStore,
-  ProjectionWrite,
+export {
+  type LoadedProjections,
+  type ProjectionCommit,
+  type ProjectionDocument,
+  type ProjectionKeys,
+  type ProjectionStateRow,
+  type ProjectionStore,
+  type ProjectionWrite,
+  projectionKey,
 } from './projection-store.js';
+export type { ReadStore } from './read-store.js';
 export type {
   CommitResult,
   EntityReader,

@@ -1,5 +1,4 @@
 import type { EntityName } from '@eggmesh/schema';
-import type { EntityReader } from './types.js';
 
 /** A projection document as the projector keeps it: the internal document, live or tombstoned. */
 export interface ProjectionDocument {
@@ -24,21 +23,44 @@ export interface ProjectionStateRow {
   readonly ref: string | null;
 }
 
+/** What a batch needs loaded before it folds. */
+export interface ProjectionKeys {
+  readonly documents: ReadonlyArray<{ readonly entity: EntityName; readonly id: string }>;
+  readonly state: ReadonlyArray<{ readonly kind: string; readonly id: string }>;
+  /** State rows of `kind` whose `ref` equals one of these (fan-out, e.g. the hens of a coop). */
+  readonly stateByRef: ReadonlyArray<{ readonly kind: string; readonly ref: string }>;
+}
+
+/** The key of a document (`entity`, `id`), a state row (`kind`, `id`) or a ref list (`kind`, `ref`) in {@link LoadedProjections}. */
+export const projectionKey = (a: string, b: string): string => `${a}\u0000${b}`;
+
+/** The answer to one `load`: absent keys are simply missing from the maps. */
+export interface LoadedProjections {
+  /** The checkpoint the loaded data reflects. */
+  readonly checkpoint: number;
+  /** Keyed by `${entity}\u0000${id}`. */
+  readonly documents: ReadonlyMap<string, ProjectionDocument>;
+  /** Keyed by `${kind}\u0000${id}`. */
+  readonly state: ReadonlyMap<string, ProjectionStateRow>;
+  /** Keyed by `${kind}\u0000${ref}`; every asked ref is present (possibly with an empty list). */
+  readonly stateByRef: ReadonlyMap<string, readonly ProjectionStateRow[]>;
+}
+
+export interface ProjectionCommit {
+  readonly expectedCheckpoint: number;
+  readonly checkpoint: number;
+  readonly documents: readonly ProjectionWrite[];
+  readonly state: readonly ProjectionStateRow[];
+}
+
 /**
- * The projector's store: documents, internal state and the checkpoint.
- * `commit` writes a batch and moves the checkpoint in one atomic step, and only if
- * the checkpoint is still `expectedCheckpoint` (so two projectors never both apply a batch).
+ * The projector's store. `load` reads everything a batch needs in one call; `commit` writes
+ * documents + state + checkpoint in one atomic step, only if the checkpoint is still
+ * `expectedCheckpoint` (else it throws StoreError CONFLICT and writes nothing).
  */
-export interface ProjectionStore extends EntityReader {
+export interface ProjectionStore {
   checkpoint(): Promise<number>;
-  loadDocuments(entity: EntityName, ids: readonly string[]): Promise<Map<string, ProjectionDocument>>;
-  loadState(kind: string, ids: readonly string[]): Promise<Map<string, ProjectionStateRow>>;
-  stateByRef(kind: string, ref: string): Promise<ProjectionStateRow[]>;
-  commit(batch: {
-    readonly expectedCheckpoint: number;
-    readonly checkpoint: number;
-    readonly documents: readonly ProjectionWrite[];
-    readonly state: readonly ProjectionStateRow[];
-  }): Promise<void>;
+  load(keys: ProjectionKeys): Promise<LoadedProjections>;
+  commit(batch: ProjectionCommit): Promise<void>;
   close(): Promise<void>;
 }

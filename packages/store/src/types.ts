@@ -94,15 +94,29 @@ export interface EntityWriter {
   commit(operations: readonly WriteOperation[]): Promise<CommitResult>;
 }
 
+/** The event log as a consumer (projector, relay, read-your-writes waits) sees it. */
 export interface EventLog {
-  /** Entries with `position > after`, in position order, at most `limit`. */
+  /** Entries with `position > after`, in position order, at most `limit`. Never skips an entry that commits later. */
   read(after: number, limit: number): Promise<LogEntry[]>;
-  /** The newest position (0 for an empty log). */
+  /** The newest position a consumer may read up to (0 for an empty log). */
   head(): Promise<number>;
+  /**
+   * Resolves `true` once the head may have moved beyond `after` (at once if it already has), `false`
+   * when `timeoutMs` passed or `signal` aborted first. Adapters wake on their backend's own change
+   * signal (file watch, change stream, broker fetch) or a bounded internal poll; callers never spin.
+   */
+  waitBeyond(after: number, timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * The consumer has durably applied everything up to `position` (its checkpoint committed).
+   * Kafka commits its offsets here; the store logs do nothing.
+   */
+  acknowledge(position: number): Promise<void>;
+  close(): Promise<void>;
 }
 
 /** What the write service needs from its primary. */
 export interface PrimaryStore extends EntityReader, EntityWriter {
+  /** The store's own log; its `close()` is a no-op (the store owns it). */
   readonly log: EventLog;
   /** Answers when storage is reachable; throws otherwise. */
   ping(): Promise<void>;

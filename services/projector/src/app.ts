@@ -1,11 +1,10 @@
 import { requestLogging } from '@eggmesh/service-kit';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { metricsText } from './metrics.js';
-import type { LogSource, Projector } from './projector.js';
+import type { Projector } from './projector.js';
 
 export interface ProjectorAppOptions {
   readonly projector: Projector;
-  readonly log: LogSource;
   /** True while the apply loop runs. */
   readonly running: () => boolean;
   readonly logger?: FastifyServerOptions['logger'];
@@ -13,12 +12,13 @@ export interface ProjectorAppOptions {
 
 /** Health, readiness and metrics of the projector; it takes no client traffic. */
 export function buildApp(options: ProjectorAppOptions): FastifyInstance {
+  const { projector } = options;
   const app = Fastify({ logger: options.logger ?? false, logController: requestLogging(false) });
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {
     try {
-      const position = options.projector.store.checkpointSync();
-      const head = options.log.headSync();
+      const position = await projector.store.checkpoint();
+      const head = await projector.log.head();
       if (!options.running()) {
         reply.code(503);
         return { status: 'stopped', position, head };
@@ -31,7 +31,7 @@ export function buildApp(options: ProjectorAppOptions): FastifyInstance {
   });
   app.get('/metrics', async (_request, reply) => {
     reply.type('text/plain; version=0.0.4');
-    return metricsText(options.projector, options.log.headSync());
+    return metricsText(projector, await projector.store.checkpoint(), await projector.log.head());
   });
   return app;
 }

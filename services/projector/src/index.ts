@@ -1,5 +1,4 @@
 export { buildApp, type ProjectorAppOptions } from './app.js';
-export { applyEntry } from './apply.js';
-export { Batch, type CommittedState } from './batch.js';
+export { CommittedCache } from './cache.js';
 export { metricsText } from './metrics.js';
-export { type LogSource, Projector, type StepResult } from './projector.js';
+export { Projector, type StepResult } from './projector.js';

@@ -1,8 +1,7 @@
 import type { Projector } from './projector.js';
 
 /** Prometheus text exposition of the projector's progress. */
-export function metricsText(projector: Projector, head: number): string {
-  const position = projector.store.checkpointSync();
+export function metricsText(projector: Projector, position: number, head: number): string {
   const lines = [
     ['eggmesh_projector_position', 'gauge', 'Log position the projections reflect', position],
     ['eggmesh_log_head', 'gauge', 'Newest log position', head],

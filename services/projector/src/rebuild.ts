@@ -6,11 +6,11 @@ import {
   dataFiles,
   newGenerationName,
   openDatabase,
+  openPrimaryWhenCreated,
   openProjectionStore,
   promoteGeneration,
   removeStaleGenerations,
 } from '@eggmesh/store-sqlite';
-import { openLogSource } from './open.js';
 import { Projector } from './projector.js';
 
 const usage = `Usage: pnpm rebuild-projections [--batch N] [--json] [--quiet]
@@ -49,11 +49,11 @@ try {
   console.error(`another rebuild is running on ${dir}`);
   process.exit(3);
 }
-const log = await openLogSource(config.dataDir, (m) => console.error(m));
+const log = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m));
 const previous = currentGeneration(dir);
 const generation = newGenerationName();
 const store = openProjectionStore({ dir, generation, synchronous: config.sqliteSync, deferCurrent: true });
-const projector = new Projector(log, store, batchSize);
+const projector = new Projector(log.log, store, batchSize);
 
 const started = performance.now();
 const tty = process.stderr.isTTY && !values.quiet;
@@ -78,12 +78,12 @@ const progress = (position: number, head: number, final = false) => {
 };
 
 // Catch up until a pass finds nothing new, then point everyone at the new generation.
-let position = projector.catchUp(progress);
+let position = await projector.catchUp(progress);
 store.finishDeferredCurrent();
-for (let more = projector.catchUp(progress); more > position; more = projector.catchUp(progress))
+for (let more = await projector.catchUp(progress); more > position; more = await projector.catchUp(progress))
   position = more;
 const seconds = (performance.now() - started) / 1000;
-progress(position, Math.max(position, log.headSync()), true);
+progress(position, Math.max(position, await log.log.head()), true);
 promoteGeneration(dir, generation);
 await store.close();
 await log.close();

@@ -53,7 +53,7 @@ async function expectEqualToRebuild(dataDir: string, log: SqlitePrimaryStore, he
   expect(generation).not.toBeNull();
   const served = openDatabase(join(projectionsDir, generation!), { readonly: true });
   const rebuilt = openProjectionStore({ dir: join(dataDir, `rebuilt-${head}`) });
-  new Projector(log, rebuilt, 1_000_000).catchUp();
+  await new Projector(log.log, rebuilt, 1_000_000).catchUp();
   try {
     const dump = dumpGeneration(served);
     expect(dump.checkpoint).toBe(head);

@@ -264,7 +264,7 @@ describe('the projector service', () => {
     expect(await generationAt(join(files.projectionsDir, summary.generation), head)).toBe(head);
     expect(await waitReady(service, (r) => r.position === head)).toMatchObject({ lag: 0 });
     const rebuilt = openProjectionStore({ dir: join(dir, 'clean') });
-    new Projector(primary, rebuilt, 1_000_000).catchUp();
+    await new Projector(primary.log, rebuilt, 1_000_000).catchUp();
     const served = openDatabase(join(files.projectionsDir, summary.generation), { readonly: true });
     try {
       expect(dumpGeneration(served)).toEqual(dumpGeneration(rebuilt.db));

@@ -29,19 +29,19 @@ export class World {
     this.clock = new TestClock(start);
     this.primary = openPrimaryStore({ file: this.files.primary, clock: this.clock.read });
     this.store = openProjectionStore({ dir: this.files.projectionsDir });
-    this.projector = new Projector(this.primary, this.store, batchSize);
+    this.projector = new Projector(this.primary.log, this.store, batchSize);
     this.reader = new ProjectionReader(this.files.projectionsDir, 0);
   }
 
   /** Commits the operations, then runs the projector to the head; returns the commit's version time. */
-  write(...operations: WriteOperation[]): number {
+  async write(...operations: WriteOperation[]): Promise<number> {
     const result = this.primary.commitSync(operations);
-    this.projector.catchUp();
+    await this.projector.catchUp();
     return result.records[result.records.length - 1]!.createdAt;
   }
 
   /** Moves the clock by `ms` (default one minute), then writes. */
-  later(ms: number, ...operations: WriteOperation[]): number {
+  later(ms: number, ...operations: WriteOperation[]): Promise<number> {
     this.clock.advance(ms);
     return this.write(...operations);
   }

@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { ReadStore } from '@eggmesh/store';
 import { graphqlError } from './errors.js';
 
 /** The request header carrying the log position a client wants to read at least. */
@@ -6,11 +6,8 @@ export const MIN_POSITION_HEADER = 'x-min-position';
 /** The response header set when the wait for that position ran out. */
 export const STALE_HEADER = 'x-eggmesh-stale';
 
-/** How far the read side has come: the replica (entities) and the projections, as log positions. */
-export interface Positions {
-  replicaPosition(): number | Promise<number>;
-  projectionPosition(): number | Promise<number>;
-}
+/** How far the read side has come (the replica and the projections, as log positions), and when it moves. */
+export type Positions = Pick<ReadStore, 'replicaPosition' | 'projectionPosition' | 'changed'>;
 
 /** What a request that asked for a position got; sent back as `extensions.consistency`. */
 export interface Consistency {
@@ -34,12 +31,17 @@ export function parseMinPosition(header: string | string[] | undefined): number 
   return position;
 }
 
-/** Polling interval while waiting; short, because a projector batch usually lands within milliseconds. */
-const POLL_MS = 3;
+/**
+ * The longest a waiter sleeps without looking again: `changed()` may miss a change that lands between
+ * another request's look and this one's wait, so the wait is re-checked at this pace (a safety net,
+ * not a poll: a change wakes the waiter at once).
+ */
+const RECHECK_MS = 100;
 
 /**
  * Waits until both the replica and the projections reflect `requested`, or until `boundMs` passed;
- * in the second case the answer says `stale: true` and the caller serves what it has.
+ * in the second case the answer says `stale: true` and the caller serves what it has. Sleeps on the
+ * store's change signal between looks.
  */
 export async function waitForPosition(
   store: Positions,
@@ -53,6 +55,6 @@ export async function waitForPosition(
       return { requested, replica, projections, stale: false };
     const left = deadline - performance.now();
     if (left <= 0) return { requested, replica, projections, stale: true };
-    await sleep(Math.min(POLL_MS, left));
+    await store.changed(Math.min(RECHECK_MS, left));
   }
 }

@@ -18,9 +18,33 @@ describe('parseMinPosition', () => {
 });
 
 describe('waitForPosition', () => {
-  const moving = (from: number): Positions & { step(): void } => {
+  /** Positions that move on `step()`, which also wakes `changed()` like a store's change signal. */
+  const moving = (from: number): Positions & { step(): void; looks: number } => {
     let at = from;
-    return { replicaPosition: () => at, projectionPosition: async () => at, step: () => void at++ };
+    const waiters = new Set<() => void>();
+    const store = {
+      looks: 0,
+      replicaPosition: async () => {
+        store.looks++;
+        return at;
+      },
+      projectionPosition: async () => at,
+      changed: (timeoutMs: number) =>
+        new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            waiters.delete(done);
+            resolve();
+          };
+          const timer = setTimeout(done, timeoutMs);
+          waiters.add(done);
+        }),
+      step: () => {
+        at++;
+        for (const wake of [...waiters]) wake();
+      },
+    };
+    return store;
   };
 
   it('returns as soon as both sides reach the position', async () => {
@@ -36,6 +60,15 @@ describe('waitForPosition', () => {
     clearInterval(timer);
     expect(result.stale).toBe(false);
     expect(result.replica).toBeGreaterThanOrEqual(8);
+  });
+
+  it("sleeps on the store's change signal instead of polling the positions", async () => {
+    const store = moving(5);
+    setTimeout(() => store.step(), 40);
+    const result = await waitForPosition(store, 6, 5000);
+    expect(result).toMatchObject({ replica: 6, stale: false });
+    // One look before the wait, one after the wake (a 3 ms poll would have looked about 13 times).
+    expect(store.looks).toBe(2);
   });
 
   it('gives up after the bound and says so', async () => {

@@ -37,5 +37,5 @@ it('and SQLite itself refuses writes on the handle the app reads through', () =>
 
 it('the data is untouched', async () => {
   expect((await f.primary.list('farm', { limit: 10 })).length).toBe(3);
-  expect(f.store.replicaPosition()).toBe(f.primary.headSync());
+  expect(await f.store.replicaPosition()).toBe(f.primary.headSync());
 });

@@ -19,7 +19,10 @@ import type { ReadGraphContext } from '../schema/resolvers.js';
 import { formatErrors } from './format-errors.js';
 import { isJson } from './json-source.js';
 
-/** What the read API reads from: entities and projections, and how far each has come in the log. */
+/**
+ * What the GraphQL endpoints read from: entities and projections, how far each has come in the log and
+ * when that moves (the `ReadStore` port without its lifecycle).
+ */
 export type ReadStore = EntityReader & Positions;
 
 export interface EndpointOptions {

@@ -1,0 +1,239 @@
+import type { EntityName } from '@eggmesh/schema';
+import type { DocOf, Versioned } from './documents.js';
+import type { TypedLogEntry } from './entries.js';
+import type { ProjectionName } from './materialize.js';
+import { applyEntry, type ProjectionWorkspace } from './rules.js';
+import { refOf, type StateKind, type StateOf } from './state.js';
+
+/** The key of a document (entity, id), a state row (kind, id) or a ref list (kind, ref). */
+export const foldKey = (a: string, b: string): string => `${a}\u0000${b}`;
+
+/**
+ * The committed projections a fold starts from, as far as they are loaded: `undefined` means "not
+ * loaded" (the fold records the key as missing), `null` means "loaded and absent".
+ */
+export interface CommittedView {
+  document<N extends ProjectionName>(entity: N, id: string): Versioned<DocOf[N]> | null | undefined;
+  state<K extends StateKind>(kind: K, id: string): StateOf[K] | null | undefined;
+  /** The hens whose committed state points at `coopId`. */
+  hensIn(coopId: string): readonly string[] | undefined;
+}
+
+/** Keys to load, deduplicated; `keys()` has the shape of the store's `ProjectionKeys`. */
+export class KeySet {
+  private readonly docs = new Map<string, { readonly entity: EntityName; readonly id: string }>();
+  private readonly rows = new Map<string, { readonly kind: string; readonly id: string }>();
+  private readonly refs = new Map<string, { readonly kind: string; readonly ref: string }>();
+
+  document(entity: ProjectionName, id: string): void {
+    const k = foldKey(entity, id);
+    if (!this.docs.has(k)) this.docs.set(k, { entity, id });
+  }
+  state(kind: StateKind, id: string): void {
+    const k = foldKey(kind, id);
+    if (!this.rows.has(k)) this.rows.set(k, { kind, id });
+  }
+  byRef(kind: StateKind, ref: string): void {
+    const k = foldKey(kind, ref);
+    if (!this.refs.has(k)) this.refs.set(k, { kind, ref });
+  }
+  get size(): number {
+    return this.docs.size + this.rows.size + this.refs.size;
+  }
+  keys() {
+    return {
+      documents: [...this.docs.values()],
+      state: [...this.rows.values()],
+      stateByRef: [...this.refs.values()],
+    };
+  }
+}
+
+/**
+ * The keys an entry needs that its own fields name (its id, the ids in its payloads, its effects'
+ * targets). Keys that follow from loaded state (a coop's farm, the hens of a coop) are found by
+ * folding: `fold` reports them as missing.
+ */
+export function directKeys(entry: TypedLogEntry, into: KeySet): void {
+  switch (entry.entity) {
+    case 'farm':
+      into.document('farm_output', entry.id);
+      return;
+    case 'container':
+      into.document('container_inventory', entry.id);
+      return;
+    case 'coop':
+      into.state('coop', entry.id);
+      into.byRef('hen', entry.id);
+      if (entry.payload?.farm_id) into.document('farm_output', entry.payload.farm_id);
+      return;
+    case 'hen':
+      into.state('hen', entry.id);
+      into.document('hen_productivity', entry.id);
+      if (entry.payload?.coop_id) into.state('coop', entry.payload.coop_id);
+      if (entry.previous?.coop_id) into.state('coop', entry.previous.coop_id);
+      return;
+    case 'consumer':
+      return;
+    case 'lay_report':
+      for (const p of [entry.previous, entry.payload]) {
+        if (p?.hen_id) into.document('hen_productivity', p.hen_id);
+        if (p?.farm_id) into.document('farm_output', p.farm_id);
+      }
+      return;
+    case 'container_transfer':
+      for (const p of [entry.previous, entry.payload]) {
+        if (p?.source_container_id) into.document('container_inventory', p.source_container_id);
+        if (p?.dest_container_id) into.document('container_inventory', p.dest_container_id);
+      }
+      return;
+    case 'storage_deposit':
+    case 'storage_withdrawal':
+    case 'consumption_report':
+      for (const p of [entry.previous, entry.payload]) {
+        if (p?.container_id) into.document('container_inventory', p.container_id);
+      }
+      return;
+  }
+}
+
+/** A document version the fold wrote (the shape of the store's `ProjectionWrite`). */
+export interface DocumentVersion {
+  readonly entity: ProjectionName;
+  readonly id: string;
+  readonly payload: DocOf[ProjectionName];
+  readonly live: boolean;
+  readonly createdAt: number;
+}
+
+/** A state row the fold wrote (the shape of the store's `ProjectionStateRow`). */
+export interface StateWrite {
+  readonly kind: StateKind;
+  readonly id: string;
+  readonly value: StateOf[StateKind];
+  readonly ref: string | null;
+}
+
+type DocMaps = { [N in ProjectionName]: Map<string, Versioned<DocOf[N]> | null> };
+type StateMaps = { [K in StateKind]: Map<string, StateOf[K] | null> };
+
+/**
+ * The documents and state a batch of entries changes, layered over the committed view. Reads see the
+ * batch's own earlier writes; a read the view cannot answer is recorded in `missing` and answered as
+ * "absent" (the fold is then incomplete and must run again once the keys are loaded).
+ */
+export class FoldBatch implements ProjectionWorkspace {
+  readonly missing = new KeySet();
+  private readonly docs: DocMaps = {
+    container_inventory: new Map(),
+    hen_productivity: new Map(),
+    farm_output: new Map(),
+  };
+  private readonly rows: StateMaps = { coop: new Map(), hen: new Map() };
+  /** Hens whose state this batch wrote, by the coop they now point at. */
+  private readonly hensByCoop = new Map<string, Set<string>>();
+  private readonly dirtyHens = new Set<string>();
+  private readonly versions = new Map<string, DocumentVersion>();
+  private readonly dirtyState = new Map<string, StateWrite>();
+
+  constructor(private readonly committed: CommittedView) {}
+
+  document<N extends ProjectionName>(entity: N, id: string): Versioned<DocOf[N]> | null {
+    const map = this.docs[entity];
+    const known = map.get(id);
+    if (known !== undefined) return known;
+    const loaded = this.committed.document(entity, id);
+    if (loaded === undefined) {
+      this.missing.document(entity, id);
+      return null;
+    }
+    map.set(id, loaded);
+    return loaded;
+  }
+
+  putDocument<N extends ProjectionName>(
+    entity: N,
+    id: string,
+    doc: DocOf[N],
+    live: boolean,
+    createdAt: number,
+  ): void {
+    this.docs[entity].set(id, { doc, live });
+    this.versions.set(`${foldKey(entity, id)}\u0000${createdAt}`, {
+      entity,
+      id,
+      payload: doc,
+      live,
+      createdAt,
+    });
+  }
+
+  state<K extends StateKind>(kind: K, id: string): StateOf[K] | null {
+    const map = this.rows[kind];
+    const known = map.get(id);
+    if (known !== undefined) return known;
+    const loaded = this.committed.state(kind, id);
+    if (loaded === undefined) {
+      this.missing.state(kind, id);
+      return null;
+    }
+    map.set(id, loaded);
+    return loaded;
+  }
+
+  putState<K extends StateKind>(kind: K, id: string, value: StateOf[K]): void {
+    if (kind === 'hen') {
+      const before = this.state('hen', id);
+      if (before?.coop_id) this.hensByCoop.get(before.coop_id)?.delete(id);
+      this.dirtyHens.add(id);
+    }
+    this.rows[kind].set(id, value);
+    const ref = refOf(kind, value);
+    if (kind === 'hen' && ref !== null) {
+      const hens = this.hensByCoop.get(ref) ?? new Set<string>();
+      this.hensByCoop.set(ref, hens);
+      hens.add(id);
+    }
+    this.dirtyState.set(foldKey(kind, id), { kind, id, value, ref });
+  }
+
+  hensIn(coopId: string): readonly string[] {
+    const out = new Set<string>();
+    const committed = this.committed.hensIn(coopId);
+    if (committed === undefined) this.missing.byRef('hen', coopId);
+    // A committed row counts unless this batch changed it (a row only read is still the committed one).
+    for (const id of committed ?? []) if (!this.dirtyHens.has(id)) out.add(id);
+    for (const id of this.hensByCoop.get(coopId) ?? []) out.add(id);
+    return [...out];
+  }
+
+  /** Every document version written, in log order (a later write at the same time replaces an earlier one). */
+  documentWrites(): DocumentVersion[] {
+    return [...this.versions.values()];
+  }
+
+  /** Every state row written, as it stands at the end of the batch. */
+  stateWrites(): StateWrite[] {
+    return [...this.dirtyState.values()];
+  }
+
+  /** Every document and state row read or written, as it stands at the end of the batch (null: absent). */
+  touched(): { readonly documents: Readonly<DocMaps>; readonly state: Readonly<StateMaps> } {
+    return { documents: this.docs, state: this.rows };
+  }
+}
+
+/** What folding a batch gave: the writes, or the keys it still needs loaded. */
+export type FoldResult =
+  | { readonly complete: true; readonly batch: FoldBatch }
+  | { readonly complete: false; readonly missing: KeySet };
+
+/**
+ * Folds `entries` over `committed` with the pure rules. Complete when every read was answered;
+ * otherwise the writes are meaningless and `missing` lists what to load before folding again.
+ */
+export function fold(committed: CommittedView, entries: readonly TypedLogEntry[]): FoldResult {
+  const batch = new FoldBatch(committed);
+  for (const entry of entries) applyEntry(batch, entry);
+  return batch.missing.size === 0 ? { complete: true, batch } : { complete: false, missing: batch.missing };
+}
