@@ -14,6 +14,9 @@ export interface KafkaEventLogOptions {
   readonly onLog?: (level: 'error' | 'warn' | 'info', message: string) => void;
 }
 
+/** Longest a read waits for the entries a rewind fetches again. */
+const REWIND_WAIT_MS = 10_000;
+
 interface Held {
   readonly entry: LogEntry;
   readonly offset: number;
@@ -21,16 +24,18 @@ interface Held {
 
 /**
  * The event-log port over a Kafka topic the relay feeds (one partition, messages in log order, maybe
- * a duplicate after a relay crash). A consumer-group member fetches into a bounded buffer;
- * `read(after)` answers from it, dropping every entry whose position is not beyond the last one held
- * (de-duplication by position), so a consumer sees each position once and in order.
+ * a duplicate after a relay crash). A consumer-group member fetches into a window of entries in
+ * memory; a message whose position is not beyond the last one taken is dropped (de-duplication by
+ * position), so a consumer sees each position once and in order. `read(after)` answers from the
+ * window and may be repeated; the window keeps up to `bufferEntries` entries already read (older ones
+ * are let go) and fetching pauses while `bufferEntries` entries wait unread.
  *
  * Offsets: the group's offset is committed by `acknowledge(position)` only, which the projector calls
  * after its own checkpoint committed. A restart resumes one message before the committed offset (to
  * learn the acknowledged position) and skips what the consumer's checkpoint already holds. Asked for
- * entries before what it holds (a consumer whose checkpoint went back), it rewinds to the oldest
- * offset the topic retains, and fails reads when retention has already deleted some of them: rebuild
- * from the primary's log then (docs/architecture.md).
+ * entries older than the window (a consumer whose checkpoint went back), a read rewinds to the oldest
+ * offset the topic retains and waits for them, and fails when retention has already deleted some of
+ * them: rebuild from the primary's log then (docs/architecture.md).
  *
  * The broker may be down at start or later: the log keeps trying in the background (`connected`
  * says whether it is), reads answer what is held, and nothing is lost, since the topic holds it.
@@ -44,10 +49,12 @@ export class KafkaEventLog {
   private readonly stop = new AbortController();
   private readonly started: Promise<void>;
 
-  /** Fetched entries not yet passed by a read, in position order (strictly increasing). */
+  /** The window: fetched entries in position order (strictly increasing). */
   private held: Held[] = [];
-  /** Entries passed by reads, waiting for their acknowledgement (for the offset to commit). */
-  private passed: Held[] = [];
+  /** The newest entry let go from the front of the window (for acknowledging positions before it). */
+  private letGo: Held | null = null;
+  /** The highest position a read has answered (entries up to it count as read). */
+  private readUpTo = 0;
   /** Highest position taken into `held` (dedup threshold). */
   private highest = 0;
   /** Offset of the last message taken in (position-duplicates included). */
@@ -58,12 +65,15 @@ export class KafkaEventLog {
   private floor: number | null = null;
   /** Set while rewinding: the `after` asked for, checked against the first message that comes back. */
   private rewinding: number | null = null;
+  private rewindFirst = false;
   private failure: Error | null = null;
   private paused = false;
   private committedOffset = -1;
   private waiters = new Set<() => void>();
   private isConnected = false;
   private lastHighWatermark = 0;
+  /** The topic's high watermark when the current rewind began. */
+  private rewindHigh = 0;
 
   constructor(options: KafkaEventLogOptions) {
     this.client = options.client;
@@ -90,9 +100,11 @@ export class KafkaEventLog {
       try {
         const partitions = await this.client.ensureTopic(1);
         if (partitions !== 1) {
-          throw new Error(
-            `topic ${this.client.topic} has ${partitions} partitions; eggmesh's log topic must have exactly one (total log order)`,
+          this.failure = new Error(
+            `kafka: topic ${this.client.topic} has ${partitions} partitions; eggmesh's log topic must have exactly one (total log order)`,
           );
+          this.say('error', this.failure.message);
+          return;
         }
         const committed = await this.consumer.committed();
         let from: number;
@@ -110,11 +122,6 @@ export class KafkaEventLog {
         return;
       } catch (error) {
         if (this.stop.signal.aborted) return;
-        if (String(error).includes('partitions; eggmesh')) {
-          this.failure = error instanceof Error ? error : new Error(String(error));
-          this.say('error', `kafka: ${this.failure.message}`);
-          return;
-        }
         this.say(
           told ? 'info' : 'warn',
           `kafka: cannot reach the broker for topic ${this.client.topic} (${error instanceof Error ? error.message : String(error)}); retrying every ${this.retryMs} ms`,
@@ -147,9 +154,9 @@ export class KafkaEventLog {
         continue;
       }
       if (this.floor === null) this.floor = entry.position - 1;
-      if (this.rewinding !== null) {
+      if (this.rewindFirst && this.rewinding !== null) {
+        this.rewindFirst = false;
         const asked = this.rewinding;
-        this.rewinding = null;
         if (message.offset > 0 && entry.position > asked + 1) {
           this.failure = new Error(
             `kafka: topic ${this.client.topic} no longer holds the entries after position ${asked} (its oldest message has position ${entry.position}): rebuild from the primary's log`,
@@ -161,11 +168,27 @@ export class KafkaEventLog {
       this.highest = entry.position;
       this.held.push({ entry, offset: message.offset });
     }
-    if (this.held.length >= this.capacity && !this.paused) {
+    if (this.unread() >= this.capacity && !this.paused) {
       this.paused = true;
       this.consumer.pause();
     }
     this.wake();
+  }
+
+  /** Index of the first held entry with a position beyond `after`. */
+  private indexAfter(after: number): number {
+    let lo = 0;
+    let hi = this.held.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.held[mid]!.entry.position <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private unread(): number {
+    return this.held.length - this.indexAfter(this.readUpTo);
   }
 
   /** The offset we wait for is older than the topic's oldest: accept the gap from there (a rewind checks it). */
@@ -189,39 +212,61 @@ export class KafkaEventLog {
 
   async read(after: number, limit: number): Promise<LogEntry[]> {
     if (this.failure) throw this.failure;
-    if (this.rewinding !== null) return [];
-    if (this.floor !== null && after < this.floor) {
-      await this.rewind(after);
-      return [];
+    if (this.rewinding !== null || (this.floor !== null && after < this.floor)) await this.rewind(after);
+    if (this.failure) throw this.failure;
+    const from = this.indexAfter(after);
+    const page = this.held.slice(from, from + limit);
+    const last = page[page.length - 1];
+    if (last && last.entry.position > this.readUpTo) this.readUpTo = last.entry.position;
+    // Let go of what was read beyond the window's share of read entries.
+    const read = this.indexAfter(this.readUpTo);
+    const extra = read - this.capacity;
+    if (extra > 0) {
+      this.letGo = this.held[extra - 1]!;
+      this.floor = this.letGo.entry.position;
+      this.held = this.held.slice(extra);
     }
-    let drop = 0;
-    while (drop < this.held.length && this.held[drop]!.entry.position <= after) drop += 1;
-    if (drop > 0) {
-      this.passed.push(...this.held.slice(0, drop));
-      this.held = this.held.slice(drop);
-      // Bounded: acknowledgements far behind only commit less, never wrongly.
-      if (this.passed.length > 4 * this.capacity) this.passed = this.passed.slice(-2 * this.capacity);
-    }
-    if (this.paused && this.held.length < this.capacity / 2) {
+    if (this.paused && this.unread() < this.capacity / 2) {
       this.paused = false;
       this.consumer.resume();
     }
-    return this.held.slice(0, limit).map((h) => h.entry);
+    return page.map((h) => h.entry);
   }
 
+  /**
+   * Fetches again from the topic's oldest offset, for the entries after `after`, and waits (up to
+   * `REWIND_WAIT_MS`) until they arrive or the fetcher reached the end of the topic.
+   */
   private async rewind(after: number): Promise<void> {
-    const { low } = await this.client.offsets();
-    this.say('info', `kafka: rewinding to offset ${low} for the entries after position ${after}`);
-    this.held = [];
-    this.highest = after;
-    this.floor = after;
-    this.rewinding = after;
-    this.expectedOffset = low;
-    if (this.paused) {
-      this.paused = false;
-      this.consumer.resume();
+    if (this.rewinding === null || after < this.rewinding) {
+      const { low, high } = await this.client.offsets();
+      this.say('info', `kafka: rewinding to offset ${low} for the entries after position ${after}`);
+      this.held = [];
+      this.letGo = null;
+      this.highest = after;
+      this.floor = after;
+      this.readUpTo = after;
+      this.lastOffset = low - 1;
+      this.rewinding = after;
+      this.rewindFirst = true;
+      this.rewindHigh = high;
+      this.expectedOffset = low;
+      if (this.paused) {
+        this.paused = false;
+        this.consumer.resume();
+      }
+      this.consumer.seek(low);
     }
-    this.consumer.seek(low);
+    const deadline = Date.now() + REWIND_WAIT_MS;
+    while (
+      this.rewinding !== null &&
+      !this.failure &&
+      this.lastOffset < this.rewindHigh - 1 &&
+      Date.now() < deadline
+    ) {
+      await this.nextFetch(deadline - Date.now());
+    }
+    if (this.lastOffset >= this.rewindHigh - 1) this.rewinding = null;
   }
 
   /**
@@ -278,19 +323,13 @@ export class KafkaEventLog {
    * and an uncommitted offset only means entries fetched again and skipped by position.
    */
   async acknowledge(position: number): Promise<void> {
-    let last: Held | undefined;
-    let cut = 0;
-    while (cut < this.passed.length && this.passed[cut]!.entry.position <= position) {
-      last = this.passed[cut];
-      cut += 1;
-    }
-    this.passed = this.passed.slice(cut);
-    let heldCut = 0;
-    while (heldCut < this.held.length && this.held[heldCut]!.entry.position <= position) {
-      last = this.held[heldCut];
-      heldCut += 1;
-    }
-    if (heldCut > 0) this.held = this.held.slice(heldCut);
+    const at = this.indexAfter(position);
+    const last =
+      at > 0
+        ? this.held[at - 1]
+        : this.letGo !== null && this.letGo.entry.position <= position
+          ? this.letGo
+          : undefined;
     if (!last || last.offset + 1 <= this.committedOffset) return;
     try {
       await this.consumer.commit(last.offset + 1);

@@ -150,5 +150,9 @@ describe(`the Kafka event log on ${kafkaServer()}`, () => {
     startRelay();
     const log = openLog();
     expect(positionsOf(await readAll(log, 0, 180))).toEqual(range(1, 180));
+    // The window let the oldest read entries go; reading them again fetches them again.
+    expect(positionsOf(await readAll(log, 0, 180))).toEqual(range(1, 180));
+    await log.acknowledge(180);
+    expect(positionsOf(await log.read(170, 100))).toEqual(range(171, 180));
   });
 });
