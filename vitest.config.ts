@@ -16,6 +16,7 @@ const workspaceSources = [
   ['@eggmesh/write-api', 'services/write-api/src/index.ts'],
   ['@eggmesh/read-api', 'services/read-api/src/index.ts'],
   ['@eggmesh/projector', 'services/projector/src/index.ts'],
+  ['@eggmesh/relay', 'services/relay/src/index.ts'],
   ['@eggmesh/edge', 'services/edge/src/index.ts'],
 ] as const;
 
