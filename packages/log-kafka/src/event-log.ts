@@ -14,6 +14,9 @@ export interface KafkaEventLogOptions {
   readonly onLog?: (level: 'error' | 'warn' | 'info', message: string) => void;
 }
 
+/** The consumer group of the projector on `topic` (one group per topic). */
+export const projectorGroup = (topic: string): string => `eggmesh-projector.${topic}`;
+
 /** Longest a read waits for the entries a rewind fetches again. */
 const REWIND_WAIT_MS = 10_000;
 

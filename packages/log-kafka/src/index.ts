@@ -9,6 +9,6 @@ export type {
   TopicProducer,
 } from './client.js';
 export { decodeEntry, encodeEntry, messageKey } from './codec.js';
-export { KafkaEventLog, type KafkaEventLogOptions } from './event-log.js';
+export { KafkaEventLog, type KafkaEventLogOptions, projectorGroup } from './event-log.js';
 export { kafkajsClient } from './kafkajs-client.js';
 export { Relay, type RelayLag, type RelayOptions, type RelaySource } from './relay.js';

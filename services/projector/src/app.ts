@@ -7,6 +7,8 @@ export interface ProjectorAppOptions {
   readonly projector: Projector;
   /** True while the apply loop runs. */
   readonly running: () => boolean;
+  /** Why the log cannot be read now (e.g. the Kafka broker does not answer), or null when it can. */
+  readonly logProblem?: () => string | null;
   readonly logger?: FastifyServerOptions['logger'];
 }
 
@@ -17,6 +19,11 @@ export function buildApp(options: ProjectorAppOptions): FastifyInstance {
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {
     try {
+      const problem = options.logProblem?.() ?? null;
+      if (problem !== null) {
+        reply.code(503);
+        return { status: 'unavailable', error: problem };
+      }
       const position = await projector.store.checkpoint();
       const head = await projector.log.head();
       if (!options.running()) {
@@ -31,7 +38,16 @@ export function buildApp(options: ProjectorAppOptions): FastifyInstance {
   });
   app.get('/metrics', async (_request, reply) => {
     reply.type('text/plain; version=0.0.4');
-    return metricsText(projector, await projector.store.checkpoint(), await projector.log.head());
+    const position = await projector.store.checkpoint();
+    const head = await projector.log.head();
+    return metricsText(projector, position, head, await lagMs(projector, position, head));
   });
   return app;
+}
+
+/** Age of the oldest entry not applied yet: 0 when caught up. */
+async function lagMs(projector: Projector, position: number, head: number): Promise<number> {
+  if (head <= position) return 0;
+  const [next] = await projector.log.read(position, 1);
+  return next ? Math.max(0, Date.now() - next.createdAt) : 0;
 }

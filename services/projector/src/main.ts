@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { KafkaEventLog, kafkajsClient, projectorGroup } from '@eggmesh/log-kafka';
 import { loadConfig, loggerOptions, serve } from '@eggmesh/service-kit';
-import { isStoreError, storeErrorCodes } from '@eggmesh/store';
+import { type EventLog, isStoreError, storeErrorCodes } from '@eggmesh/store';
 import {
   ChangeSignal,
   currentGeneration,
@@ -19,7 +20,43 @@ const config = loadConfig();
 const stop = new AbortController();
 let running = false;
 
-const primary = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m), stop.signal);
+let say: (level: 'error' | 'warn' | 'info', message: string) => void = (_level, message) =>
+  console.error(message);
+
+/**
+ * The event log: the primary's own (SQLite, read-only), or with EGGMESH_LOG=kafka the topic the relay
+ * feeds (docs/architecture.md, "The event log on Kafka"); then the primary is not opened at all.
+ */
+async function openLog(): Promise<{ log: EventLog; problem: () => string | null; close(): Promise<void> }> {
+  if (config.log === 'kafka') {
+    const client = kafkajsClient({
+      brokers: config.kafka.brokers,
+      topic: config.kafka.topic,
+      clientId: 'eggmesh-projector',
+    });
+    const log = new KafkaEventLog({
+      client,
+      groupId: projectorGroup(config.kafka.topic),
+      bufferEntries: Math.max(20_000, 4 * config.projector.batchSize),
+      onLog: (level, message) => say(level, message),
+    });
+    return {
+      log,
+      problem: () =>
+        log.connected
+          ? null
+          : `the Kafka broker (${config.kafka.brokers.join(',')}) does not answer; retrying`,
+      async close() {
+        await log.close();
+        await client.close();
+      },
+    };
+  }
+  const primary = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m), stop.signal);
+  return { log: primary.log, problem: () => null, close: () => primary.close() };
+}
+
+const source = await openLog();
 const files = dataFiles(config.dataDir);
 let store: SqliteProjectionStore = openProjectionStore({
   dir: files.projectionsDir,
@@ -27,8 +64,14 @@ let store: SqliteProjectionStore = openProjectionStore({
 });
 // Wakes the loop when a rebuild promotes a generation (the log's own wait covers commits).
 const promotions = new ChangeSignal([join(files.projectionsDir, 'CURRENT')]);
-const projector = new Projector(primary.log, store, config.projector.batchSize);
-const app = buildApp({ projector, running: () => running, logger: loggerOptions(config, 'projector') });
+const projector = new Projector(source.log, store, config.projector.batchSize);
+const app = buildApp({
+  projector,
+  running: () => running,
+  logProblem: source.problem,
+  logger: loggerOptions(config, 'projector'),
+});
+say = (level, message) => app.log[level](message);
 
 /** Switches to the generation CURRENT names, when a rebuild promoted a new one. */
 function followCurrentGeneration(): void {
@@ -50,7 +93,7 @@ async function idle(position: number, seen: number): Promise<void> {
   stop.signal.addEventListener('abort', onStop, { once: true });
   try {
     await Promise.race([
-      primary.log.waitBeyond(position, config.projector.idlePollMs, wake.signal),
+      source.log.waitBeyond(position, config.projector.idlePollMs, wake.signal),
       promotions.next(seen, config.projector.idlePollMs, wake.signal),
     ]);
   } finally {
@@ -89,7 +132,7 @@ await serve(app, {
     await loop;
     promotions.close();
     await store.close();
-    await primary.close();
+    await source.close();
   },
 });
 app.log.info({ generation: store.generation, position: await store.checkpoint() }, 'projector running');

@@ -1,11 +1,12 @@
 import type { Projector } from './projector.js';
 
 /** Prometheus text exposition of the projector's progress. */
-export function metricsText(projector: Projector, position: number, head: number): string {
+export function metricsText(projector: Projector, position: number, head: number, lagMs: number): string {
   const lines = [
     ['eggmesh_projector_position', 'gauge', 'Log position the projections reflect', position],
     ['eggmesh_log_head', 'gauge', 'Newest log position', head],
     ['eggmesh_projector_lag_entries', 'gauge', 'Log entries not yet applied', Math.max(0, head - position)],
+    ['eggmesh_projector_lag_ms', 'gauge', 'Age of the oldest log entry not yet applied (ms)', lagMs],
     [
       'eggmesh_projector_events_applied_total',
       'counter',
