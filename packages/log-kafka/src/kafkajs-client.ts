@@ -174,6 +174,12 @@ function partitionConsumer(
         groupId,
         allowAutoTopicCreation: false,
         maxWaitTimeInMs: 500,
+        // A member that died without leaving (SIGKILL) holds its partition until its session expires:
+        // 10 s instead of kafkajs' 30 s, so a restarted projector resumes sooner. Heartbeats go every
+        // second; nothing slow runs inside the fetch loop (batches only land in memory).
+        sessionTimeout: 10_000,
+        rebalanceTimeout: 10_000,
+        heartbeatInterval: 1000,
         retry: RETRY,
       });
       consumer = c;
