@@ -32,7 +32,10 @@ const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
  */
 export function installMetrics(app: FastifyInstance, _options: { readonly service: string }): Metrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  // prom-client samples the event-loop delay every 10 ms by default: 100 wake-ups a second, about 0.65 %
+  // of a core in an idle process (measured over 20 s, /proc/<pid>/stat), the whole idle budget of a
+  // stack. Once a second is enough for nodejs_eventloop_lag_*; /health has its own finer histogram.
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1000 });
   const requests = new Histogram({
     name: 'eggmesh_http_request_duration_seconds',
     help: 'HTTP request latency by route pattern, method and status class (its _count counts requests)',
