@@ -1,7 +1,8 @@
-import { type FastifyInstance, LogController } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { withServiceDefaults } from './app.js';
 import { type Config, exitCodes } from './config.js';
 import { monitorEventLoop } from './event-loop.js';
-import { applyHttpLimits, lingerOnRefusedBody } from './http-limits.js';
+import { applyHttpLimits } from './http-limits.js';
 
 export interface ServeOptions {
   readonly port: number;
@@ -56,7 +57,8 @@ export const healthResponseSchema = {
 export async function serve(app: FastifyInstance, options: ServeOptions): Promise<void> {
   const service = options.name ?? loggerService(app) ?? 'unknown';
   applyHttpLimits(app.server, options.config.http, app.log, options.config.bodyLimitBytes);
-  lingerOnRefusedBody(app, Math.min(options.config.http.requestTimeoutMs, 10_000));
+  // Built by serviceApp() already, or (the read-api builds its own Fastify) given the defaults here.
+  withServiceDefaults(app, options.config);
   const loop = monitorEventLoop({ stallMs: options.config.eventLoopStallMs, service });
   app.addHook('onClose', async () => loop.stop());
   app.addHook('preSerialization', async (request, _reply, payload: unknown) => {
@@ -127,24 +129,4 @@ export function loggerOptions(config: Config, service: string) {
       censor: '[redacted]',
     },
   };
-}
-
-/** Fastify's per-request log lines, on only when asked for (they cost throughput). */
-export function requestLogging(enabled: boolean): LogController {
-  return new LogController({ disableRequestLogging: !enabled });
-}
-
-/**
- * Once the app is closing, answers in-flight requests with `Connection: close`: a socket a client keeps
- * alive would otherwise hold `app.close()`, and the process, open until the shutdown timeout.
- */
-export function closeConnectionsWhenClosing(app: FastifyInstance): void {
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  app.addHook('onSend', async (_request, reply, payload) => {
-    if (closing) reply.header('connection', 'close');
-    return payload;
-  });
 }

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   commonServiceEnv,
-  lingerOnRefusedBody,
+  embed,
   loadConfig,
   loggerOptions,
   parseCommandLine,
@@ -56,11 +56,8 @@ if (config.edgeGraphql === 'embedded' && config.store === 'sqlite') {
   // Loaded only here: a proxying edge does not carry the read side's modules (about 30 MiB of RSS).
   const { buildApp: buildReadApp } = await import('@eggmesh/read-api');
   const readApp = buildReadApp({ config, store });
-  // As `serve()` does for the read-api's own server: a refused upload (413) is read to its end, so
-  // the client gets the answer instead of a reset.
-  lingerOnRefusedBody(readApp, Math.min(config.http.requestTimeoutMs, 10_000));
-  await readApp.ready();
-  read = readApp.routing;
+  // Served inside the edge's HTTP server with what serve() gives the read-api's own (see embed()).
+  read = await embed(readApp, config);
   closeRead = async () => {
     await readApp.close();
     store.close();
