@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
-import { exitCodes } from '@eggmesh/service-kit';
+import { exitCodes } from '@eggmesh/service-kit/config';
 
 export interface ServiceSpec {
   readonly name: string;
