@@ -6,7 +6,7 @@ import {
   withoutUnknownEnv,
 } from '@eggmesh/service-kit/config';
 import { infraServers, scaledEnv } from './infra.js';
-import { type ServiceSpec, Supervisor } from './supervisor.js';
+import { httpGet, type ServiceSpec, Supervisor } from './supervisor.js';
 
 const flags = parseCommandLine({
   command: 'pnpm start   (or: node services/stack/dist/main.js after pnpm build)',
@@ -91,11 +91,30 @@ const services: ServiceSpec[] = [
     : []),
 ];
 
+/**
+ * What the stack's services get unless the environment says otherwise (perf/README.md, round 4, has the
+ * measurements): no watchdog thread in each service, since this supervisor's /health probe already kills
+ * and restarts a service that stops answering (a blocked event loop); and a 1 MiB V8 semi-space, which V8
+ * otherwise grows to 16 MiB and keeps committed while the stack idles. Set EGGMESH_EVENT_LOOP_STALL_MS or
+ * NODE_OPTIONS to choose otherwise.
+ */
+function memoryDefaults(given: NodeJS.ProcessEnv): Record<string, string> {
+  return {
+    ...(given.EGGMESH_EVENT_LOOP_STALL_MS === undefined ? { EGGMESH_EVENT_LOOP_STALL_MS: '0' } : {}),
+    ...(given.NODE_OPTIONS === undefined ? { NODE_OPTIONS: '--max-semi-space-size=1' } : {}),
+  };
+}
+
 const supervisor = new Supervisor({
   services: [...infra, ...services],
   // Unknown EGGMESH_* names (likely typos) were warned about above, once; the services would only warn
   // again, each, and ignore them too.
-  env: { ...withoutUnknownEnv(env), ...infraEnv, EGGMESH_DATA_DIR: config.dataDir },
+  env: {
+    ...withoutUnknownEnv(env),
+    ...infraEnv,
+    EGGMESH_DATA_DIR: config.dataDir,
+    ...memoryDefaults(env),
+  },
   write: (line) => process.stdout.write(`${line}\n`),
   shutdownTimeoutMs: config.shutdownTimeoutMs,
   healthProbe: config.healthProbe,
@@ -133,10 +152,11 @@ await supervisor.start();
 async function waitHealthy(name: string, target: string, deadline: number): Promise<boolean> {
   while (Date.now() < deadline && !stopping) {
     try {
-      const response = await fetch(target, { signal: AbortSignal.timeout(1000) });
-      const body: unknown = await response.json();
+      const response = await httpGet(target, 1000);
+      const body: unknown = response && JSON.parse(response.body);
       if (
-        response.ok &&
+        response !== null &&
+        response.status === 200 &&
         typeof body === 'object' &&
         body !== null &&
         'service' in body &&
