@@ -70,7 +70,7 @@ export const configSchema = z.object({
   EGGMESH_RATE_LIMIT_PER_MIN: z.coerce.number().int().min(0).default(0),
   EGGMESH_WRITE_API_URL: z.string().url().optional(),
   EGGMESH_READ_API_URL: z.string().url().optional(),
-  EGGMESH_EDGE_GRAPHQL: z.enum(['embedded', 'proxy']).default('embedded'),
+  EGGMESH_EDGE_GRAPHQL: z.enum(['embedded', 'read-api', 'proxy']).default('embedded'),
 });
 
 type RawConfig = z.infer<typeof configSchema>;
@@ -157,7 +157,7 @@ export interface Config {
    * How the edge serves the GraphQL paths: `embedded` answers them in its own process over a read-only
    * store (no hop), `proxy` forwards them to the read-api like REST goes to the write-api.
    */
-  readonly edgeGraphql: 'embedded' | 'proxy';
+  readonly edgeGraphql: 'embedded' | 'read-api' | 'proxy';
   /** Where the edge forwards; defaults to the local services. */
   readonly upstreams: { readonly write: string; readonly read: string };
 }

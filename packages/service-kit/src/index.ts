@@ -1,3 +1,10 @@
+export {
+  closeConnectionsWhenClosing,
+  embed,
+  requestLogging,
+  serviceApp,
+  withServiceDefaults,
+} from './app.js';
 export { type Access, AuthError, Authenticator, type Principal, READ_SCOPE, WRITE_SCOPE } from './auth.js';
 export { bootLog, connectLog } from './boot-log.js';
 export {
@@ -42,11 +49,4 @@ export {
   securityHeaders,
 } from './http-security.js';
 export { installMetrics, type Metrics } from './metrics.js';
-export {
-  closeConnectionsWhenClosing,
-  healthResponseSchema,
-  loggerOptions,
-  requestLogging,
-  type ServeOptions,
-  serve,
-} from './serve.js';
+export { healthResponseSchema, loggerOptions, type ServeOptions, serve } from './serve.js';

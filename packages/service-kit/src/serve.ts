@@ -1,7 +1,8 @@
-import { type FastifyInstance, LogController } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { withServiceDefaults } from './app.js';
 import { type Config, exitCodes } from './config.js';
 import { monitorEventLoop } from './event-loop.js';
-import { applyHttpLimits, lingerOnRefusedBody } from './http-limits.js';
+import { applyHttpLimits } from './http-limits.js';
 
 export interface ServeOptions {
   readonly port: number;
@@ -10,6 +11,12 @@ export interface ServeOptions {
   readonly onClose?: () => Promise<void> | void;
   /** The service's name in /health; defaults to the `service` of its logger (see loggerOptions). */
   readonly name?: string;
+  /**
+   * Other apps this process serves on ports of their own, with the same limits, /health fields and
+   * shutdown (the edge serving the read-api's app on READ_API_PORT). Each answers /health with its
+   * own name (its logger's `service`) and this process's pid; they listen before `app` does.
+   */
+  readonly also?: readonly { readonly app: FastifyInstance; readonly port: number }[];
 }
 
 /** The `service` binding of a pino logger, if the app has one. */
@@ -55,23 +62,29 @@ export const healthResponseSchema = {
  */
 export async function serve(app: FastifyInstance, options: ServeOptions): Promise<void> {
   const service = options.name ?? loggerService(app) ?? 'unknown';
-  applyHttpLimits(app.server, options.config.http, app.log, options.config.bodyLimitBytes);
-  lingerOnRefusedBody(app, Math.min(options.config.http.requestTimeoutMs, 10_000));
   const loop = monitorEventLoop({ stallMs: options.config.eventLoopStallMs, service });
   app.addHook('onClose', async () => loop.stop());
-  app.addHook('preSerialization', async (request, _reply, payload: unknown) => {
-    if (request.routeOptions.url !== '/health' || typeof payload !== 'object' || payload === null) {
-      return payload;
-    }
-    if (Array.isArray(payload)) return payload;
-    return {
-      ...payload,
-      service,
-      pid: process.pid,
-      uptimeS: Math.round(process.uptime()),
-      eventLoop: loop.stats(),
-    };
-  });
+  const prepare = (served: FastifyInstance, name: string) => {
+    applyHttpLimits(served.server, options.config.http, served.log, options.config.bodyLimitBytes);
+    // Built by serviceApp() already, or (the read-api builds its own Fastify) given the defaults here.
+    withServiceDefaults(served, options.config);
+    served.addHook('preSerialization', async (request, _reply, payload: unknown) => {
+      if (request.routeOptions.url !== '/health' || typeof payload !== 'object' || payload === null) {
+        return payload;
+      }
+      if (Array.isArray(payload)) return payload;
+      return {
+        ...payload,
+        service: name,
+        pid: process.pid,
+        uptimeS: Math.round(process.uptime()),
+        eventLoop: loop.stats(),
+      };
+    });
+  };
+  prepare(app, service);
+  const also = options.also ?? [];
+  for (const other of also) prepare(other.app, loggerService(other.app) ?? service);
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -83,7 +96,7 @@ export async function serve(app: FastifyInstance, options: ServeOptions): Promis
     }, options.config.shutdownTimeoutMs);
     timer.unref();
     try {
-      await app.close();
+      await Promise.all([app.close(), ...also.map((other) => other.app.close())]);
       await options.onClose?.();
       app.log.info('stopped');
       process.exit(0);
@@ -94,16 +107,18 @@ export async function serve(app: FastifyInstance, options: ServeOptions): Promis
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
-  try {
-    await app.listen({ port: options.port, host: options.config.host });
-  } catch (error) {
-    if (!(error instanceof Error) || !('code' in error) || error.code !== 'EADDRINUSE') throw error;
-    // Restarting cannot fix this: say which port, and exit with the code the supervisor recognises.
-    app.log.fatal(
-      { port: options.port, host: options.config.host },
-      `cannot listen: port ${options.port} on ${options.config.host} is in use by another process (is another eggmesh running?)`,
-    );
-    process.exit(exitCodes.portInUse);
+  for (const [served, port] of [...also.map((o) => [o.app, o.port] as const), [app, options.port] as const]) {
+    try {
+      await served.listen({ port, host: options.config.host });
+    } catch (error) {
+      if (!(error instanceof Error) || !('code' in error) || error.code !== 'EADDRINUSE') throw error;
+      // Restarting cannot fix this: say which port, and exit with the code the supervisor recognises.
+      served.log.fatal(
+        { port, host: options.config.host },
+        `cannot listen: port ${port} on ${options.config.host} is in use by another process (is another eggmesh running?)`,
+      );
+      process.exit(exitCodes.portInUse);
+    }
   }
 }
 
@@ -127,24 +142,4 @@ export function loggerOptions(config: Config, service: string) {
       censor: '[redacted]',
     },
   };
-}
-
-/** Fastify's per-request log lines, on only when asked for (they cost throughput). */
-export function requestLogging(enabled: boolean): LogController {
-  return new LogController({ disableRequestLogging: !enabled });
-}
-
-/**
- * Once the app is closing, answers in-flight requests with `Connection: close`: a socket a client keeps
- * alive would otherwise hold `app.close()`, and the process, open until the shutdown timeout.
- */
-export function closeConnectionsWhenClosing(app: FastifyInstance): void {
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  app.addHook('onSend', async (_request, reply, payload) => {
-    if (closing) reply.header('connection', 'close');
-    return payload;
-  });
 }

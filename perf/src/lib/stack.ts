@@ -11,7 +11,8 @@ export const ourServices: readonly OurService[] = ['write-api', 'read-api', 'pro
 
 /** Where each of our services' built entry point lives (run from the repo root). */
 export const ourEntries: Readonly<Record<OurService, string>> = {
-  'write-api': join(repoRoot, 'services/write-api/dist/server.js'),
+  // BENCH_WRITE_API_ENTRY: measure another write-api build (A/B runs of the write path).
+  'write-api': process.env.BENCH_WRITE_API_ENTRY ?? join(repoRoot, 'services/write-api/dist/server.js'),
   'read-api': join(repoRoot, 'services/read-api/dist/server.js'),
   projector: join(repoRoot, 'services/projector/dist/main.js'),
   // BENCH_EDGE_ENTRY: measure another front door build (e.g. an older edge) in its place.
@@ -45,6 +46,14 @@ export interface StackOptions {
 export function cpuProfArgs(dir: string | undefined): string[] {
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
+
+/**
+ * BENCH_NODE_ARGS: extra node flags for our services only (e.g. `--max-semi-space-size=1`), to measure
+ * what a V8 flag costs in throughput against the same baselines.
+ */
+export const ourNodeArgs: readonly string[] = (process.env.BENCH_NODE_ARGS ?? '')
+  .split(/\s+/)
+  .filter(Boolean);
 
 /** Which built entry points are missing (our services are built by `pnpm run build`). */
 export function missingEntries(services: readonly OurService[]): string[] {
@@ -143,7 +152,7 @@ export class Stack {
         },
         healthUrl: `http://127.0.0.1:${port}/health`,
         readyTimeoutMs: 120_000,
-        nodeArgs: cpuProfArgs(o.cpuProfileDir && join(o.cpuProfileDir, name)),
+        nodeArgs: [...ourNodeArgs, ...cpuProfArgs(o.cpuProfileDir && join(o.cpuProfileDir, name))],
       });
     }
     this.#running.set(name, service);

@@ -58,6 +58,8 @@ export interface LatencyResult {
   readonly cells: readonly LatencyCell[];
   readonly cpu: readonly LatencyCpu[];
   readonly loaded: readonly LoadedCpu[];
+  /** The REST get alone, loaded (the front door's REST hop, which the mixed figure dilutes). */
+  readonly loadedRest?: readonly LoadedCpu[];
 }
 
 /**
@@ -289,13 +291,13 @@ export const cellOf = (
   result.cells.find((c) => c.target === target && c.clients === clients && c.kind === kind);
 
 /** GraphQL getById and REST get of seeded farms, no think time, through the front door and direct, in turns. */
-async function measureLoaded(context: ScenarioContext, picker: Picker): Promise<LoadedCpu[]> {
+async function measureLoaded(context: ScenarioContext, picker: Picker, only?: 'rest'): Promise<LoadedCpu[]> {
   const { plan, stack } = context;
   const pids = stack.pids(['edge', 'write-api', 'read-api']);
   const specs = (target: 'front-door' | 'direct'): LoadSpec[] => {
     const bases = basesOf(context, target);
     const farmPath = () => `/farm/api/${picker.id('farm')}`;
-    return [
+    const all: LoadSpec[] = [
       {
         label: `latency loaded ${target} graphql`,
         baseUrl: bases.graph,
@@ -323,6 +325,7 @@ async function measureLoaded(context: ScenarioContext, picker: Picker): Promise<
         ],
       },
     ];
+    return only === 'rest' ? all.filter((spec) => spec.label.endsWith(' rest')) : all;
   };
   const targets = ['front-door', 'direct'] as const;
   for (const t of targets) {
@@ -355,7 +358,7 @@ async function measureLoaded(context: ScenarioContext, picker: Picker): Promise<
       cpuMsPerRequest: median(r.map((x) => x.cpu)),
     };
     context.log(
-      `  latency/loaded ${t}: ${out.rps.toFixed(0)} req/s p50 ${out.p50.toFixed(2)} p99 ${out.p99.toFixed(2)} ms, ${out.cpuMsPerRequest.toFixed(3)} cpu-ms/req (edge+write+read)`,
+      `  latency/loaded${only ? ` ${only} only` : ''} ${t}: ${out.rps.toFixed(0)} req/s p50 ${out.p50.toFixed(2)} p99 ${out.p99.toFixed(2)} ms, ${out.cpuMsPerRequest.toFixed(3)} cpu-ms/req (edge+write+read)`,
     );
     return out;
   });
@@ -419,7 +422,16 @@ export const latency: Scenario = {
       }
     }
     const loaded = context.sides.includes('ours') ? await measureLoaded(context, picker) : [];
-    const result: LatencyResult = { thinkMs, secondsPerRun, runs: plan.runs, cells, cpu, loaded };
+    const loadedRest = context.sides.includes('ours') ? await measureLoaded(context, picker, 'rest') : [];
+    const result: LatencyResult = {
+      thinkMs,
+      secondsPerRun,
+      runs: plan.runs,
+      cells,
+      cpu,
+      loaded,
+      loadedRest,
+    };
     const figures: Record<string, number> = {};
     for (const clients of latencyClients) {
       for (const api of ['graphql', 'rest'] as const) {
@@ -436,6 +448,10 @@ export const latency: Scenario = {
     const ld = loaded.find((l) => l.target === 'direct');
     const loadedShare = lf && ld ? frontCpuShare(lf.cpuMsPerRequest, ld.cpuMsPerRequest) : null;
     if (loadedShare !== null) figures.front_cpu_share_loaded = loadedShare;
+    const rf = loadedRest.find((l) => l.target === 'front-door');
+    const rd = loadedRest.find((l) => l.target === 'direct');
+    const restShare = rf && rd ? frontCpuShare(rf.cpuMsPerRequest, rd.cpuMsPerRequest) : null;
+    if (restShare !== null) figures.front_cpu_share_loaded_rest = restShare;
     return {
       name: 'latency',
       description: this.description,

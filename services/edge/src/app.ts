@@ -7,14 +7,13 @@ import {
 } from 'node:http';
 import {
   type Config,
-  closeConnectionsWhenClosing,
   installMetrics,
   type Metrics,
   rateLimit,
-  requestLogging,
   securityHeaders,
+  serviceApp,
 } from '@eggmesh/service-kit';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyServerOptions } from 'fastify';
 import { EdgeError } from './errors.js';
 import { apiGuideText, landingPage } from './landing.js';
 import { Forwarder, tooLarge, writeError } from './proxy.js';
@@ -89,10 +88,8 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
     },
     ownHeaders,
   });
-  app = Fastify({
+  app = serviceApp(config, {
     logger: options.logger ?? false,
-    bodyLimit: config.bodyLimitBytes,
-    logController: requestLogging(config.logRequests),
     // The data path: forwarded requests go to the proxy before Fastify sees them.
     serverFactory: (handler) =>
       createServer((request, response) => {
@@ -122,7 +119,6 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
       );
     },
   });
-  closeConnectionsWhenClosing(app);
   securityHeaders(app);
   rateLimit(app, config.rateLimitPerMin);
   metrics = installMetrics(app, { service: 'edge' });

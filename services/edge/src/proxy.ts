@@ -1,7 +1,6 @@
 import {
   Agent,
   request as httpRequest,
-  type IncomingHttpHeaders,
   type IncomingMessage,
   type OutgoingHttpHeaders,
   type ServerResponse,
@@ -62,29 +61,51 @@ const targetOf = (base: string): Target => {
   };
 };
 
-function forwardedHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = {};
-  const named = headers.connection;
-  const extra =
-    typeof named === 'string' && named !== 'keep-alive' && named !== 'close'
-      ? new Set(named.split(',').map((h) => h.trim().toLowerCase()))
-      : undefined;
-  for (const name in headers) {
-    if (HOP_BY_HOP.has(name) || extra?.has(name)) continue;
-    out[name] = headers[name];
+/** Lower-case names of the headers a `Connection` header lists, beyond keep-alive and close; undefined when none. */
+function namedByConnection(raw: readonly string[]): Set<string> | undefined {
+  let named: Set<string> | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length !== 10 || name.toLowerCase() !== 'connection') continue;
+    for (const token of raw[i + 1]!.split(',')) {
+      const h = token.trim().toLowerCase();
+      if (h === '' || h === 'keep-alive' || h === 'close') continue;
+      named ??= new Set();
+      named.add(h);
+    }
+  }
+  return named;
+}
+
+/**
+ * The headers to pass on, as a flat [name, value, …] array straight from `rawHeaders` (what node:http
+ * takes as is, with repeated headers kept apart and no object built): hop-by-hop ones dropped, and
+ * `drop` (already lower-case) too.
+ */
+function forwardedRawHeaders(raw: readonly string[], drop?: string): string[] {
+  const named = namedByConnection(raw);
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const lower = name.toLowerCase();
+    if (HOP_BY_HOP.has(lower) || lower === drop || named?.has(lower)) continue;
+    out.push(name, raw[i + 1]!);
   }
   return out;
 }
 
 /**
- * Appends the client's address to `x-forwarded-for`: the services trust it from a loopback peer, so
- * their rate limit counts the client, not the edge.
+ * The request's headers for the service, with the client's address appended to `x-forwarded-for`:
+ * the services trust it from a loopback peer, so their rate limit counts the client, not the edge.
  */
-function withForwardedFor(headers: OutgoingHttpHeaders, client: string | undefined): OutgoingHttpHeaders {
-  if (!client) return headers;
-  const prior = headers['x-forwarded-for'];
-  headers['x-forwarded-for'] = prior ? `${String(prior)}, ${client}` : client;
-  return headers;
+function requestHeaders(request: IncomingMessage): string[] {
+  const out = forwardedRawHeaders(request.rawHeaders, 'x-forwarded-for');
+  const client = request.socket.remoteAddress;
+  const given = request.headers['x-forwarded-for'];
+  const prior = Array.isArray(given) ? given.join(', ') : given;
+  const chain = prior === undefined ? client : client ? `${prior}, ${client}` : prior;
+  if (chain !== undefined) out.push('x-forwarded-for', chain);
+  return out;
 }
 
 /** Writes one of the edge's own error answers, unless the response has started. */
@@ -185,7 +206,8 @@ export class Forwarder {
       linger(request, o.timeoutMs, () => fail(tooLarge(o.bodyLimitBytes)));
       return;
     }
-    if (badPath(url.split('?', 1)[0] ?? '')) {
+    const query = url.indexOf('?');
+    if (badPath(query === -1 ? url : url.slice(0, query))) {
       request.resume();
       fail(new EdgeError('EGGMESH_BAD_REQUEST', 'bad request: malformed percent-encoding in the URL'));
       return;
@@ -197,7 +219,7 @@ export class Forwarder {
       port: target.port,
       method: request.method,
       path: target.prefix + url,
-      headers: withForwardedFor(forwardedHeaders(request.headers), request.socket.remoteAddress),
+      headers: requestHeaders(request),
       timeout: o.timeoutMs,
     });
     let timedOut = false;
@@ -228,7 +250,8 @@ export class Forwarder {
         answer.resume();
         return;
       }
-      const headers = forwardedHeaders(answer.headers);
+      // The service's Date goes too: this server adds its own.
+      const headers = forwardedRawHeaders(answer.rawHeaders, 'date');
       const code = answer.statusCode ?? 502;
       const length = Number(answer.headers['content-length']);
       if (Number.isFinite(length) && length <= BUFFER_MAX_BYTES) {

@@ -2,13 +2,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   commonServiceEnv,
-  lingerOnRefusedBody,
+  embed,
   loadConfig,
   loggerOptions,
   parseCommandLine,
   serve,
 } from '@eggmesh/service-kit';
 import type { SqliteReadStore } from '@eggmesh/store-sqlite';
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 
 parseCommandLine({
@@ -48,28 +49,39 @@ async function openStore(log: (msg: string) => void): Promise<SqliteReadStore> {
 
 let read: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
 let closeRead: (() => Promise<void>) | undefined;
+let readApi: FastifyInstance | undefined;
 // Embedded GraphQL reads the SQLite files; on the scaled tier the edge forwards GraphQL to the read-api.
-if (config.edgeGraphql === 'embedded' && config.store === 'sqlite') {
+if (config.edgeGraphql !== 'proxy' && config.store === 'sqlite') {
   const store = await openStore((msg) =>
     process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), service: 'edge', msg })}\n`),
   );
   // Loaded only here: a proxying edge does not carry the read side's modules (about 30 MiB of RSS).
   const { buildApp: buildReadApp } = await import('@eggmesh/read-api');
   const readApp = buildReadApp({ config, store });
-  // As `serve()` does for the read-api's own server: a refused upload (413) is read to its end, so
-  // the client gets the answer instead of a reset.
-  lingerOnRefusedBody(readApp, Math.min(config.http.requestTimeoutMs, 10_000));
-  await readApp.ready();
-  read = readApp.routing;
-  closeRead = async () => {
-    await readApp.close();
-    store.close();
-  };
+  if (config.edgeGraphql === 'read-api') {
+    // The read-api's app also listens on READ_API_PORT (serve() below, with the edge's own limits,
+    // /health and shutdown): this process stands in for the read-api process.
+    readApi = readApp;
+    read = (request, response) => readApp.routing(request, response);
+    closeRead = async () => store.close();
+  } else {
+    // Served inside the edge's HTTP server with what serve() gives the read-api's own (see embed()).
+    read = await embed(readApp, config);
+    closeRead = async () => {
+      await readApp.close();
+      store.close();
+    };
+  }
 }
 const app = await buildApp({
   config,
   logger: { ...loggerOptions(config, 'edge') },
   ...(read ? { read } : {}),
 });
-await serve(app, { port: config.ports.edge, config, ...(closeRead ? { onClose: closeRead } : {}) });
+await serve(app, {
+  port: config.ports.edge,
+  config,
+  ...(closeRead ? { onClose: closeRead } : {}),
+  ...(readApi ? { also: [{ app: readApi, port: config.ports.read }] } : {}),
+});
 app.log.info({ upstreams: config.upstreams, graphql: config.edgeGraphql }, 'edge ready');

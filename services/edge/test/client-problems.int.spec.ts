@@ -130,9 +130,23 @@ describe('edge: client-side problems', () => {
       // The client's connection is the edge's, not the service's: it asked to close, it is closed.
       expect(answer, header).toMatch(/\r\nconnection: close\r\n/i);
       expect(answer, header).not.toMatch(/\r\nkeep-alive:/i);
+      // One Date (the edge's), however the service's answer carried its own.
+      expect(answer.match(/\r\ndate:/gi), header).toHaveLength(1);
       const forwarded = bodyOf(answer).headers as Record<string, unknown>;
       expect(forwarded[header.split(':')[0]!.toLowerCase()], header).toBeUndefined();
     }
+  });
+
+  it('passes repeated headers on as given, and headers a Connection header names are dropped', async () => {
+    const answer = await raw(
+      port,
+      'GET /farm/api HTTP/1.1\r\nHost: x\r\nX-Trace: a\r\nX-Trace: b\r\nX-Secret: s\r\nX-Forwarded-For: 10.0.0.1\r\nConnection: close, X-Secret\r\n\r\n',
+    );
+    expect(statusOf(answer)).toBe(200);
+    const forwarded = bodyOf(answer).headers as Record<string, unknown>;
+    expect(forwarded['x-trace']).toBe('a, b');
+    expect(forwarded['x-secret']).toBeUndefined();
+    expect(forwarded['x-forwarded-for']).toBe('10.0.0.1, 127.0.0.1');
   });
 
   it('names the service, not its address, when it does not answer', async () => {

@@ -1,7 +1,12 @@
 import { fileURLToPath } from 'node:url';
-import { commonServiceEnv, loadConfig, parseCommandLine, withoutUnknownEnv } from '@eggmesh/service-kit';
+import {
+  commonServiceEnv,
+  loadConfig,
+  parseCommandLine,
+  withoutUnknownEnv,
+} from '@eggmesh/service-kit/config';
 import { infraServers, scaledEnv } from './infra.js';
-import { type ServiceSpec, Supervisor } from './supervisor.js';
+import { httpGet, type ServiceSpec, Supervisor } from './supervisor.js';
 
 const flags = parseCommandLine({
   command: 'pnpm start   (or: node services/stack/dist/main.js after pnpm build)',
@@ -41,6 +46,12 @@ const infraEnv = Object.assign({}, ...infra.map((server) => server.serviceEnv)) 
 const script = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 const url = (port: number) => `http://${config.host}:${port}`;
 
+// On SQLite the edge answers GraphQL in its own process (EGGMESH_EDGE_GRAPHQL=embedded, the default): it
+// then also serves the read-api's app on READ_API_PORT, as the stack's read process, and no separate
+// read-api runs (about 120 MiB of RSS less; see perf/README.md, round 4). The write and read sides stay
+// separate processes.
+const edgeIsReadApi = config.store === 'sqlite' && config.edgeGraphql === 'embedded';
+
 // The write-api creates the data files; the others wait for them.
 const services: ServiceSpec[] = [
   {
@@ -53,12 +64,21 @@ const services: ServiceSpec[] = [
     script: script('projector/dist/main.js'),
     healthUrl: `${url(config.ports.projector)}/health`,
   },
+  ...(edgeIsReadApi
+    ? []
+    : [
+        {
+          name: 'read-api',
+          script: script('read-api/dist/server.js'),
+          healthUrl: `${url(config.ports.read)}/health`,
+        },
+      ]),
   {
-    name: 'read-api',
-    script: script('read-api/dist/server.js'),
-    healthUrl: `${url(config.ports.read)}/health`,
+    name: 'edge',
+    script: script('edge/dist/server.js'),
+    healthUrl: `${url(config.ports.edge)}/health`,
+    ...(edgeIsReadApi ? { env: { EGGMESH_EDGE_GRAPHQL: 'read-api' } } : {}),
   },
-  { name: 'edge', script: script('edge/dist/server.js'), healthUrl: `${url(config.ports.edge)}/health` },
   // EGGMESH_LOG=kafka: the relay publishes the primary's log to the topic the projector consumes.
   ...(config.log === 'kafka'
     ? [
@@ -71,11 +91,30 @@ const services: ServiceSpec[] = [
     : []),
 ];
 
+/**
+ * What the stack's services get unless the environment says otherwise (perf/README.md, round 4, has the
+ * measurements): no watchdog thread in each service, since this supervisor's /health probe already kills
+ * and restarts a service that stops answering (a blocked event loop); and a 1 MiB V8 semi-space, which V8
+ * otherwise grows to 16 MiB and keeps committed while the stack idles. Set EGGMESH_EVENT_LOOP_STALL_MS or
+ * NODE_OPTIONS to choose otherwise.
+ */
+function memoryDefaults(given: NodeJS.ProcessEnv): Record<string, string> {
+  return {
+    ...(given.EGGMESH_EVENT_LOOP_STALL_MS === undefined ? { EGGMESH_EVENT_LOOP_STALL_MS: '0' } : {}),
+    ...(given.NODE_OPTIONS === undefined ? { NODE_OPTIONS: '--max-semi-space-size=1' } : {}),
+  };
+}
+
 const supervisor = new Supervisor({
   services: [...infra, ...services],
   // Unknown EGGMESH_* names (likely typos) were warned about above, once; the services would only warn
   // again, each, and ignore them too.
-  env: { ...withoutUnknownEnv(env), ...infraEnv, EGGMESH_DATA_DIR: config.dataDir },
+  env: {
+    ...withoutUnknownEnv(env),
+    ...infraEnv,
+    EGGMESH_DATA_DIR: config.dataDir,
+    ...memoryDefaults(env),
+  },
   write: (line) => process.stdout.write(`${line}\n`),
   shutdownTimeoutMs: config.shutdownTimeoutMs,
   healthProbe: config.healthProbe,
@@ -113,10 +152,11 @@ await supervisor.start();
 async function waitHealthy(name: string, target: string, deadline: number): Promise<boolean> {
   while (Date.now() < deadline && !stopping) {
     try {
-      const response = await fetch(target, { signal: AbortSignal.timeout(1000) });
-      const body: unknown = await response.json();
+      const response = await httpGet(target, 1000);
+      const body: unknown = response && JSON.parse(response.body);
       if (
-        response.ok &&
+        response !== null &&
+        response.status === 200 &&
         typeof body === 'object' &&
         body !== null &&
         'service' in body &&
@@ -158,7 +198,7 @@ if (!stopping) {
       `  data        ${config.dataDir}`,
       ...infra.map((server) => `  ${server.describe}`),
       `  REST        ${edge}/farm/api          (write-api ${url(config.ports.write)})`,
-      `  GraphQL     ${edge}/graphql           (read-api ${url(config.ports.read)})`,
+      `  GraphQL     ${edge}/graphql           (read-api ${url(config.ports.read)}${edgeIsReadApi ? ', served by the edge' : ''})`,
       `  GraphiQL    ${edge}/graphiql`,
       `  API docs    ${edge}/docs`,
       `  projector   ${url(config.ports.projector)}/metrics`,

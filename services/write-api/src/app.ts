@@ -4,26 +4,25 @@ import { entityNames } from '@eggmesh/schema';
 import {
   Authenticator,
   type Config,
-  closeConnectionsWhenClosing,
   corsOptions,
   EggmeshError,
   healthResponseSchema,
   installMetrics,
   rateLimit,
-  requestLogging,
   securityHeaders,
+  serviceApp,
 } from '@eggmesh/service-kit';
 import type { EntityReader, PrimaryStore } from '@eggmesh/store';
 import { isStoreError, storeErrorCodes } from '@eggmesh/store';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, {
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  type FastifyServerOptions,
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  FastifyServerOptions,
 } from 'fastify';
 import { ApiError } from './errors.js';
 import { sharedSchemas } from './route-schemas.js';
@@ -77,10 +76,8 @@ function toApiError(error: FastifyError | Error, bodyLimit: number, bulk: boolea
 /** Builds the write service; it never listens (server.ts does). */
 export async function buildApp(options: WriteApiOptions): Promise<FastifyInstance> {
   const { config } = options;
-  const app = Fastify({
+  const app = serviceApp(config, {
     logger: options.logger ?? false,
-    bodyLimit: config.bodyLimitBytes,
-    logController: requestLogging(config.logRequests),
     // Our own ids are UUIDs; keep Fastify's request ids short and unique per process.
     requestIdHeader: 'x-request-id',
     // The edge (on this host by default) forwards with x-forwarded-for: the client's address, for the
@@ -119,8 +116,6 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
   await app.register(cors, corsOptions(config));
   // Bodies are JSON only: without this, text/plain bodies would reach validation as strings (400, not 415).
   app.removeContentTypeParser('text/plain');
-
-  closeConnectionsWhenClosing(app);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     // A request no route matches fails before the not-found handler when its body cannot be read

@@ -1,0 +1,71 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import Fastify, { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify';
+import type { Config } from './config.js';
+import { lingerOnRefusedBody } from './http-limits.js';
+
+const prepared = new WeakSet<FastifyInstance>();
+
+/**
+ * What every eggmesh app needs however it is served (listening through serve(), embedded in another
+ * HTTP server through embed(), or listening on its own in a test): a refused upload (413) is read to
+ * its end before the answer, so the client gets the 413 instead of a reset; once closing, in-flight
+ * answers say `Connection: close`. Idempotent: an app gets each hook once.
+ */
+export function withServiceDefaults<A extends FastifyInstance>(app: A, config: Config): A {
+  if (prepared.has(app)) return app;
+  prepared.add(app);
+  lingerOnRefusedBody(app, Math.min(config.http.requestTimeoutMs, 10_000));
+  closeConnectionsWhenClosing(app);
+  return app;
+}
+
+/**
+ * The one builder of the services' Fastify apps: Fastify with the body limit and request logging of
+ * `config`, and withServiceDefaults() applied.
+ */
+export function serviceApp(config: Config, options: FastifyHttpOptions<Server> = {}): FastifyInstance {
+  const app: FastifyInstance = Fastify({
+    bodyLimit: config.bodyLimitBytes,
+    logController: requestLogging(config.logRequests),
+    ...options,
+  });
+  return withServiceDefaults(app, config);
+}
+
+/**
+ * Serves an app inside another HTTP server (the edge answers GraphQL with the read-api's app): the
+ * app gets withServiceDefaults(), is made ready, and the returned handler routes a request to it.
+ */
+export async function embed(
+  app: FastifyInstance,
+  config: Config,
+): Promise<(request: IncomingMessage, response: ServerResponse) => void> {
+  withServiceDefaults(app, config);
+  await app.ready();
+  return (request, response) => app.routing(request, response);
+}
+
+const closingAware = new WeakSet<FastifyInstance>();
+
+/**
+ * Once the app is closing, answers in-flight requests with `Connection: close`: a socket a client keeps
+ * alive would otherwise hold `app.close()`, and the process, open until the shutdown timeout.
+ * Idempotent.
+ */
+export function closeConnectionsWhenClosing(app: FastifyInstance): void {
+  if (closingAware.has(app)) return;
+  closingAware.add(app);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
+}
+
+/** Fastify's per-request log lines, on only when asked for (they cost throughput). */
+export function requestLogging(enabled: boolean): LogController {
+  return new LogController({ disableRequestLogging: !enabled });
+}
