@@ -11,7 +11,7 @@ import {
 import type { Statement } from 'better-sqlite3';
 import { quote, type SqliteDatabase } from './database.js';
 
-interface Row {
+export interface Row {
   id: string;
   created_at: number;
   payload: string;
@@ -86,16 +86,89 @@ const toRecord = (row: Row): StoredRecord => ({
   payload: JSON.parse(row.payload) as Record<string, unknown>,
 });
 
+/** How much payload text a read-only store keeps parsed, by default (about 3× that in heap). */
+export const RECORD_CACHE_BYTES = 4 * 1024 * 1024;
+
+interface Cached {
+  readonly text: string;
+  readonly record: StoredRecord;
+}
+
+/**
+ * The parsed records of a read-only store, by entity and id, reused while the row a read returns is
+ * the one parsed: every read still goes to SQLite, and a record is served from here only when the
+ * stored payload text and time equal the cached ones (so a write, even by another process, is never
+ * hidden). It saves the `JSON.parse` of each row and hands the same record object to repeated reads,
+ * which callers must treat as immutable (payloads are frozen). Bounded by payload text: the oldest
+ * entries of an entity go first.
+ */
+export class RecordCache {
+  private readonly byEntity = new Map<EntityName, Map<string, Cached>>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes = RECORD_CACHE_BYTES) {}
+
+  record(entity: EntityName, row: Row): StoredRecord {
+    let entries = this.byEntity.get(entity);
+    if (!entries) {
+      entries = new Map();
+      this.byEntity.set(entity, entries);
+    }
+    const known = entries.get(row.id);
+    if (known !== undefined && known.text === row.payload && known.record.createdAt === row.created_at) {
+      return known.record;
+    }
+    const record: StoredRecord = {
+      id: row.id,
+      createdAt: row.created_at,
+      payload: Object.freeze(JSON.parse(row.payload) as Record<string, unknown>),
+    };
+    if (known !== undefined) {
+      entries.delete(row.id);
+      this.bytes -= known.text.length;
+    }
+    const size = row.payload.length;
+    if (size > this.maxBytes) return record;
+    this.bytes += size;
+    entries.set(row.id, { text: row.payload, record });
+    this.evict(entries);
+    return record;
+  }
+
+  /** Drops the oldest entries (of this entity first, then of the others) until within budget. */
+  private evict(first: Map<string, Cached>): void {
+    for (const entries of [first, ...this.byEntity.values()]) {
+      for (const [id, cached] of entries) {
+        if (this.bytes <= this.maxBytes) return;
+        entries.delete(id);
+        this.bytes -= cached.text.length;
+      }
+    }
+  }
+
+  /** Entries and payload bytes held (for tests and diagnostics). */
+  get size(): { readonly entries: number; readonly bytes: number } {
+    let entries = 0;
+    for (const map of this.byEntity.values()) entries += map.size;
+    return { entries, bytes: this.bytes };
+  }
+}
+
 interface FieldStatements {
   current: Statement;
   at: Statement;
   currentAll: Statement;
   atAll: Statement;
+  /** Pages of several values in one statement: `@values` a JSON array, at most `@limit` rows per value. */
+  currentPages: Statement;
+  atPages: Statement;
 }
 
 /** Prepared statements reading one entity's tables, current or `at` a time. */
 class EntityTables {
   readonly getCurrent: Statement;
+  /** Current rows of the ids in `?`, a JSON array. */
+  readonly getCurrentMany: Statement;
   readonly getAt: Statement;
   readonly latest: Statement;
   readonly listCurrent: Statement;
@@ -107,6 +180,10 @@ class EntityTables {
 
   /** `SELECT … FROM` the current rows with their payloads, as `c.id, c.created_at, payload`. */
   private readonly currentFrom: string;
+  /** The `FROM` part of `currentFrom` (the current table as `c`, joined to the payloads). */
+  private readonly currentTables: string;
+  /** The payload column of `currentTables`. */
+  private readonly currentPayload: string;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -116,11 +193,12 @@ class EntityTables {
   ) {
     const { versions, current } = tableNames(entity);
     const newestAt = `v.created_at = (SELECT max(w.created_at) FROM ${versions} w WHERE w.id = v.id AND w.created_at <= @at)`;
-    this.currentFrom =
-      layout === 'inline'
-        ? `SELECT c.id, c.created_at, c.payload FROM ${current} c`
-        : `SELECT c.id, c.created_at, p.payload FROM ${current} c JOIN ${versions} p ON p.seq = c.version`;
+    this.currentTables =
+      layout === 'inline' ? `${current} c` : `${current} c JOIN ${versions} p ON p.seq = c.version`;
+    this.currentPayload = layout === 'inline' ? 'c.payload' : 'p.payload';
+    this.currentFrom = `SELECT c.id, c.created_at, ${this.currentPayload} FROM ${this.currentTables}`;
     this.getCurrent = db.prepare(`${this.currentFrom} WHERE c.id = ?`);
+    this.getCurrentMany = db.prepare(`${this.currentFrom} WHERE c.id IN (SELECT value FROM json_each(?))`);
     this.getAt = db.prepare(
       `SELECT id, created_at, deleted, payload FROM ${versions} WHERE id = ? AND created_at <= ? ORDER BY created_at DESC LIMIT 1`,
     );
@@ -187,11 +265,31 @@ class EntityTables {
          WHERE v.${col} = @value AND v.id > @after AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
          ORDER BY v.id LIMIT CAST(@limit AS INTEGER)`,
       ),
-      currentAll: this.db.prepare(`${this.currentFrom} WHERE c.${col} = ? ORDER BY c.id`),
+      // Every row of several values (`?`, a JSON array) in one statement, one index range per value.
+      currentAll: this.db.prepare(
+        `${this.currentFrom} WHERE c.${col} IN (SELECT value FROM json_each(?)) ORDER BY c.id`,
+      ),
       atAll: this.db.prepare(
         `SELECT v.id, v.created_at, v.payload FROM ${versions} v
-         WHERE v.${col} = @value AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
+         WHERE v.${col} IN (SELECT value FROM json_each(@values)) AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
          ORDER BY v.id`,
+      ),
+      // A page per value: the first @limit rows of each value after @after, numbered within the value.
+      currentPages: this.db.prepare(
+        `SELECT id, created_at, payload FROM (
+           SELECT c.id, c.created_at, ${this.currentPayload} AS payload,
+             row_number() OVER (PARTITION BY c.${col} ORDER BY c.id) AS n
+           FROM ${this.currentTables}
+           WHERE c.${col} IN (SELECT value FROM json_each(@values)) AND c.id > @after
+         ) WHERE n <= CAST(@limit AS INTEGER) ORDER BY id`,
+      ),
+      atPages: this.db.prepare(
+        `SELECT id, created_at, payload FROM (
+           SELECT v.id, v.created_at, v.payload, row_number() OVER (PARTITION BY v.${col} ORDER BY v.id) AS n
+           FROM ${versions} v
+           WHERE v.${col} IN (SELECT value FROM json_each(@values)) AND v.id > @after AND v.created_at <= @at
+             AND v.deleted = 0 AND ${newestAt}
+         ) WHERE n <= CAST(@limit AS INTEGER) ORDER BY id`,
       ),
     };
     this.byField.set(field, statements);
@@ -205,13 +303,17 @@ class EntityTables {
  */
 export class VersionTables {
   private readonly tables = new Map<EntityName, EntityTables>();
+  /** Parsed records reused across reads; read-only stores only (nobody may mutate what it returns). */
+  readonly cache: RecordCache | undefined;
 
   constructor(
     readonly db: SqliteDatabase,
     readonly entityNames: readonly EntityName[],
     private readonly writable: boolean,
     readonly layout: CurrentLayout = 'inline',
-  ) {}
+  ) {
+    this.cache = writable ? undefined : new RecordCache();
+  }
 
   static ddl(entityNames: readonly EntityName[], layout: CurrentLayout = 'inline'): string {
     return entityNames.map((e) => entityDdl(e, layout)).join('\n');
@@ -229,14 +331,24 @@ export class VersionTables {
     return t;
   }
 
+  private record(entity: EntityName, row: Row): StoredRecord {
+    return this.cache ? this.cache.record(entity, row) : toRecord(row);
+  }
+
+  private records(entity: EntityName, rows: readonly Row[]): StoredRecord[] {
+    const out = new Array<StoredRecord>(rows.length);
+    for (let i = 0; i < rows.length; i++) out[i] = this.record(entity, rows[i] as Row);
+    return out;
+  }
+
   get(entity: EntityName, id: string, options?: ReadOptions): StoredRecord | null {
     const t = this.of(entity);
     if (options?.at === undefined) {
       const row = t.getCurrent.get(id) as Row | undefined;
-      return row ? toRecord(row) : null;
+      return row ? this.record(entity, row) : null;
     }
     const row = t.getAt.get(id, options.at) as VersionRow | undefined;
-    return row && !row.deleted && row.payload !== null ? toRecord(row as Row) : null;
+    return row && !row.deleted && row.payload !== null ? this.record(entity, row as Row) : null;
   }
 
   /** The newest version whether live or deleted (projector state lives on in tombstones). */
@@ -245,6 +357,11 @@ export class VersionTables {
   }
 
   getMany(entity: EntityName, ids: readonly string[], options?: ReadOptions): StoredRecord[] {
+    if (options?.at === undefined) {
+      // One statement for the batch (ids as a JSON array); a missing id has no row.
+      const rows = this.of(entity).getCurrentMany.all(JSON.stringify(ids)) as Row[];
+      return this.records(entity, rows);
+    }
     const out: StoredRecord[] = [];
     for (const id of new Set(ids)) {
       const record = this.get(entity, id, options);
@@ -262,37 +379,51 @@ export class VersionTables {
     const s = this.of(entity).field(field);
     const params = { value, after: options.after ?? FIRST, limit: options.limit, at: options.at };
     const rows = (options.at === undefined ? s.current.all(params) : s.at.all(params)) as Row[];
-    return rows.map(toRecord);
+    return this.records(entity, rows);
   }
 
+  /**
+   * The rows whose `field` is any of `values`, in one statement for the whole batch (the values travel
+   * as a JSON array): every row, or with `limit`/`after` a page per value. Ordered by id.
+   */
   findByAny(
     entity: EntityName,
     field: string,
     values: readonly string[],
     options?: RelationPageOptions,
   ): StoredRecord[] {
-    if (options?.limit !== undefined || options?.after !== undefined) {
-      // Each value's page is one indexed range read (`findBy`'s statement, LIMIT in the SQL).
-      const page = { at: options.at, limit: options.limit ?? Number.MAX_SAFE_INTEGER, after: options.after };
+    const paged = options?.limit !== undefined || options?.after !== undefined;
+    if (field === entities[entity].projectionKey) {
+      if (!paged) return this.getMany(entity, values, options);
+      const page = {
+        at: options?.at,
+        limit: options?.limit ?? Number.MAX_SAFE_INTEGER,
+        after: options?.after,
+      };
       return [...new Set(values)].flatMap((value) => this.findBy(entity, field, value, page));
     }
-    if (field === entities[entity].projectionKey) return this.getMany(entity, values, options);
+    if (values.length === 0) return [];
     const s = this.of(entity).field(field);
-    const out: StoredRecord[] = [];
-    for (const value of new Set(values)) {
-      const rows = (
-        options?.at === undefined ? s.currentAll.all(value) : s.atAll.all({ value, at: options.at })
+    const json = JSON.stringify(values);
+    let rows: Row[];
+    if (paged) {
+      const limit = options?.limit ?? Number.MAX_SAFE_INTEGER;
+      if (limit < 1) return [];
+      const params = { values: json, after: options?.after ?? FIRST, limit, at: options?.at };
+      rows = (options?.at === undefined ? s.currentPages.all(params) : s.atPages.all(params)) as Row[];
+    } else {
+      rows = (
+        options?.at === undefined ? s.currentAll.all(json) : s.atAll.all({ values: json, at: options.at })
       ) as Row[];
-      for (const row of rows) out.push(toRecord(row));
     }
-    return out;
+    return this.records(entity, rows);
   }
 
   list(entity: EntityName, options: PageOptions): StoredRecord[] {
     const t = this.of(entity);
     const params = { after: options.after ?? FIRST, limit: options.limit, at: options.at };
     const rows = (options.at === undefined ? t.listCurrent.all(params) : t.listAt.all(params)) as Row[];
-    return rows.map(toRecord);
+    return this.records(entity, rows);
   }
 
   /** Appends a version, keeps the current table in step and returns the version's `seq`. */

@@ -62,6 +62,27 @@ function approxBytes(value: unknown): number {
   }
 }
 
+/** A row as a node, with about what it adds to a response. */
+interface Built {
+  readonly node: Node;
+  readonly bytes: number;
+}
+
+/** About what a node's fields add to a JSON response. */
+function nodeBytes(node: Node): number {
+  let bytes = 0;
+  for (const key in node) bytes += key.length + 3 + approxBytes(node[key]);
+  return bytes;
+}
+
+/**
+ * The nodes of current (not `at`) entity reads, by stored record: a read-only store hands out the same
+ * record object while its row is unchanged, so a row read again is not copied and measured again.
+ * Nodes are shared between requests and never mutated. Projections are not kept: their public form
+ * depends on the time of the read.
+ */
+const currentNodes = new WeakMap<StoredRecord, Built>();
+
 /**
  * Per-request reading state: the store, one relation loader, one `now` for the whole tree, and the
  * rows and bytes the response has taken so far.
@@ -132,10 +153,10 @@ export class ReadContext {
     if (this.exceeded) throw graphqlError('RESPONSE_TOO_LARGE', this.exceeded);
   }
 
-  /** Counts rows going into the response; past the budget, marks it and stops. */
-  private take(nodes: readonly Node[]): void {
-    this.rows += nodes.length;
-    for (const node of nodes) for (const key in node) this.bytes += key.length + 3 + approxBytes(node[key]);
+  /** Counts rows (and their `bytes`) going into the response; past the budget, marks it and stops. */
+  private take(rows: number, bytes: number): void {
+    this.rows += rows;
+    this.bytes += bytes;
     const { maxRows, maxBytes } = this.budget;
     if (this.rows > maxRows) {
       this.exceeded = this.tooManyRows();
@@ -151,17 +172,35 @@ export class ReadContext {
     return this.fixedNow;
   }
 
-  node(entity: EntityName, record: StoredRecord, at: number | undefined): Node {
-    if (entities[entity].kind !== 'projection') return { ...record.payload, id: record.id, [AT]: at };
+  private build(entity: EntityName, record: StoredRecord, at: number | undefined): Built {
+    if (entities[entity].kind !== 'projection') {
+      if (at !== undefined) {
+        const node: Node = { ...record.payload, id: record.id, [AT]: at };
+        return { node, bytes: nodeBytes(node) };
+      }
+      let built = currentNodes.get(record);
+      if (built === undefined) {
+        const node: Node = { ...record.payload, id: record.id };
+        built = { node, bytes: nodeBytes(node) };
+        currentNodes.set(record, built);
+      }
+      return built;
+    }
     const node: Node = materialize(entity as ProjectionName, record.payload, at ?? this.now());
     node[AT] = at;
-    return node;
+    return { node, bytes: nodeBytes(node) };
   }
 
   /** Rows as nodes, counted into the response. */
   private nodes(entity: EntityName, records: readonly StoredRecord[], at: number | undefined): Node[] {
-    const nodes = records.map((r) => this.node(entity, r, at));
-    this.take(nodes);
+    const nodes = new Array<Node>(records.length);
+    let bytes = 0;
+    for (let i = 0; i < records.length; i++) {
+      const built = this.build(entity, records[i] as StoredRecord, at);
+      nodes[i] = built.node;
+      bytes += built.bytes;
+    }
+    this.take(nodes.length, bytes);
     return nodes;
   }
 
@@ -178,8 +217,8 @@ export class ReadContext {
       () => this.store.get(entity, id, { at: when }),
       (record) => {
         if (!record) return null;
-        const node = this.node(entity, record, when);
-        this.take([node]);
+        const { node, bytes } = this.build(entity, record, when);
+        this.take(1, bytes);
         return node;
       },
     );
@@ -227,8 +266,8 @@ export class ReadContext {
     if (relation.kind === 'single') {
       const record = (await this.loader.load(relation.target, relation.targetField, key, at))[0];
       if (!record) return null;
-      const node = this.node(relation.target, record, at);
-      this.take([node]);
+      const { node, bytes } = this.build(relation.target, record, at);
+      this.take(1, bytes);
       return node;
     }
     const { limit, after } = this.page(args);
