@@ -11,11 +11,14 @@ import {
 import type { Statement } from 'better-sqlite3';
 import { quote, type SqliteDatabase } from './database.js';
 
-export interface Row {
+interface Row {
   id: string;
   created_at: number;
   payload: string;
 }
+
+/** A row of the multi-row statements, read as an array (cheaper than an object per row): id, created_at, payload. */
+type RawRow = [id: string, createdAt: number, payload: string];
 
 interface VersionRow {
   seq: number;
@@ -80,10 +83,10 @@ CREATE TABLE IF NOT EXISTS ${current} (
 ${indexes}`;
 }
 
-const toRecord = (row: Row): StoredRecord => ({
-  id: row.id,
-  createdAt: row.created_at,
-  payload: JSON.parse(row.payload) as Record<string, unknown>,
+const toRecord = (id: string, createdAt: number, payload: string): StoredRecord => ({
+  id,
+  createdAt,
+  payload: JSON.parse(payload) as Record<string, unknown>,
 });
 
 /** How much payload text a read-only store keeps parsed, by default (about 3× that in heap). */
@@ -108,29 +111,29 @@ export class RecordCache {
 
   constructor(private readonly maxBytes = RECORD_CACHE_BYTES) {}
 
-  record(entity: EntityName, row: Row): StoredRecord {
+  record(entity: EntityName, id: string, createdAt: number, text: string): StoredRecord {
     let entries = this.byEntity.get(entity);
     if (!entries) {
       entries = new Map();
       this.byEntity.set(entity, entries);
     }
-    const known = entries.get(row.id);
-    if (known !== undefined && known.text === row.payload && known.record.createdAt === row.created_at) {
+    const known = entries.get(id);
+    if (known !== undefined && known.text === text && known.record.createdAt === createdAt) {
       return known.record;
     }
     const record: StoredRecord = {
-      id: row.id,
-      createdAt: row.created_at,
-      payload: Object.freeze(JSON.parse(row.payload) as Record<string, unknown>),
+      id,
+      createdAt,
+      payload: Object.freeze(JSON.parse(text) as Record<string, unknown>),
     };
     if (known !== undefined) {
-      entries.delete(row.id);
+      entries.delete(id);
       this.bytes -= known.text.length;
     }
-    const size = row.payload.length;
+    const size = text.length;
     if (size > this.maxBytes) return record;
     this.bytes += size;
-    entries.set(row.id, { text: row.payload, record });
+    entries.set(id, { text, record });
     this.evict(entries);
     return record;
   }
@@ -159,9 +162,6 @@ interface FieldStatements {
   at: Statement;
   currentAll: Statement;
   atAll: Statement;
-  /** Pages of several values in one statement: `@values` a JSON array, at most `@limit` rows per value. */
-  currentPages: Statement;
-  atPages: Statement;
 }
 
 /** Prepared statements reading one entity's tables, current or `at` a time. */
@@ -198,21 +198,25 @@ class EntityTables {
     this.currentPayload = layout === 'inline' ? 'c.payload' : 'p.payload';
     this.currentFrom = `SELECT c.id, c.created_at, ${this.currentPayload} FROM ${this.currentTables}`;
     this.getCurrent = db.prepare(`${this.currentFrom} WHERE c.id = ?`);
-    this.getCurrentMany = db.prepare(`${this.currentFrom} WHERE c.id IN (SELECT value FROM json_each(?))`);
+    this.getCurrentMany = db
+      .prepare(`${this.currentFrom} WHERE c.id IN (SELECT value FROM json_each(?))`)
+      .raw(true);
     this.getAt = db.prepare(
       `SELECT id, created_at, deleted, payload FROM ${versions} WHERE id = ? AND created_at <= ? ORDER BY created_at DESC LIMIT 1`,
     );
     this.latest = db.prepare(
       `SELECT seq, id, created_at, deleted, payload FROM ${versions} WHERE id = ? ORDER BY created_at DESC LIMIT 1`,
     );
-    this.listCurrent = db.prepare(
-      `${this.currentFrom} WHERE c.id > @after ORDER BY c.id LIMIT CAST(@limit AS INTEGER)`,
-    );
-    this.listAt = db.prepare(
-      `SELECT v.id, v.created_at, v.payload FROM ${versions} v
+    this.listCurrent = db
+      .prepare(`${this.currentFrom} WHERE c.id > @after ORDER BY c.id LIMIT CAST(@limit AS INTEGER)`)
+      .raw(true);
+    this.listAt = db
+      .prepare(
+        `SELECT v.id, v.created_at, v.payload FROM ${versions} v
        WHERE v.id > @after AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
        ORDER BY v.id LIMIT CAST(@limit AS INTEGER)`,
-    );
+      )
+      .raw(true);
     if (writable) {
       this.insertVersion = db.prepare(
         `INSERT OR REPLACE INTO ${versions} (id, created_at, deleted, payload) VALUES (?, ?, ?, ?)`,
@@ -256,41 +260,35 @@ class EntityTables {
     const col = quote(field);
     const newestAt = `v.created_at = (SELECT max(w.created_at) FROM ${versions} w WHERE w.id = v.id AND w.created_at <= @at)`;
     statements = {
-      current: this.db.prepare(
-        // CAST: a LIMIT bound straight from a JS number runs about 3× slower per call (measured).
-        `${this.currentFrom} WHERE c.${col} = @value AND c.id > @after ORDER BY c.id LIMIT CAST(@limit AS INTEGER)`,
-      ),
-      at: this.db.prepare(
-        `SELECT v.id, v.created_at, v.payload FROM ${versions} v
+      current: this.db
+        .prepare(
+          // CAST: a LIMIT bound straight from a JS number runs about 3× slower per call (measured).
+          `${this.currentFrom} WHERE c.${col} = @value AND c.id > @after ORDER BY c.id LIMIT CAST(@limit AS INTEGER)`,
+        )
+        .raw(true),
+      at: this.db
+        .prepare(
+          `SELECT v.id, v.created_at, v.payload FROM ${versions} v
          WHERE v.${col} = @value AND v.id > @after AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
          ORDER BY v.id LIMIT CAST(@limit AS INTEGER)`,
-      ),
-      // Every row of several values (`?`, a JSON array) in one statement, one index range per value.
-      currentAll: this.db.prepare(
-        `${this.currentFrom} WHERE c.${col} IN (SELECT value FROM json_each(?)) ORDER BY c.id`,
-      ),
-      atAll: this.db.prepare(
-        `SELECT v.id, v.created_at, v.payload FROM ${versions} v
-         WHERE v.${col} IN (SELECT value FROM json_each(@values)) AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
-         ORDER BY v.id`,
-      ),
-      // A page per value: the first @limit rows of each value after @after, numbered within the value.
-      currentPages: this.db.prepare(
-        `SELECT id, created_at, payload FROM (
-           SELECT c.id, c.created_at, ${this.currentPayload} AS payload,
-             row_number() OVER (PARTITION BY c.${col} ORDER BY c.id) AS n
-           FROM ${this.currentTables}
-           WHERE c.${col} IN (SELECT value FROM json_each(@values)) AND c.id > @after
-         ) WHERE n <= CAST(@limit AS INTEGER) ORDER BY id`,
-      ),
-      atPages: this.db.prepare(
-        `SELECT id, created_at, payload FROM (
-           SELECT v.id, v.created_at, v.payload, row_number() OVER (PARTITION BY v.${col} ORDER BY v.id) AS n
-           FROM ${versions} v
-           WHERE v.${col} IN (SELECT value FROM json_each(@values)) AND v.id > @after AND v.created_at <= @at
-             AND v.deleted = 0 AND ${newestAt}
-         ) WHERE n <= CAST(@limit AS INTEGER) ORDER BY id`,
-      ),
+        )
+        .raw(true),
+      // The rows of several values (`@values`, a JSON array) in one statement, one index range per
+      // value; at most @limit rows in all (-1: every row).
+      currentAll: this.db
+        .prepare(
+          `${this.currentFrom} WHERE c.${col} IN (SELECT value FROM json_each(@values)) AND c.id > @after
+         LIMIT CAST(@limit AS INTEGER)`,
+        )
+        .raw(true),
+      atAll: this.db
+        .prepare(
+          `SELECT v.id, v.created_at, v.payload FROM ${versions} v
+         WHERE v.${col} IN (SELECT value FROM json_each(@values)) AND v.id > @after AND v.created_at <= @at
+           AND v.deleted = 0 AND ${newestAt}
+         LIMIT CAST(@limit AS INTEGER)`,
+        )
+        .raw(true),
     };
     this.byField.set(field, statements);
     return statements;
@@ -332,12 +330,18 @@ export class VersionTables {
   }
 
   private record(entity: EntityName, row: Row): StoredRecord {
-    return this.cache ? this.cache.record(entity, row) : toRecord(row);
+    return this.cache
+      ? this.cache.record(entity, row.id, row.created_at, row.payload)
+      : toRecord(row.id, row.created_at, row.payload);
   }
 
-  private records(entity: EntityName, rows: readonly Row[]): StoredRecord[] {
+  private records(entity: EntityName, rows: readonly RawRow[]): StoredRecord[] {
     const out = new Array<StoredRecord>(rows.length);
-    for (let i = 0; i < rows.length; i++) out[i] = this.record(entity, rows[i] as Row);
+    const cache = this.cache;
+    for (let i = 0; i < rows.length; i++) {
+      const [id, createdAt, payload] = rows[i] as RawRow;
+      out[i] = cache ? cache.record(entity, id, createdAt, payload) : toRecord(id, createdAt, payload);
+    }
     return out;
   }
 
@@ -359,7 +363,7 @@ export class VersionTables {
   getMany(entity: EntityName, ids: readonly string[], options?: ReadOptions): StoredRecord[] {
     if (options?.at === undefined) {
       // One statement for the batch (ids as a JSON array); a missing id has no row.
-      const rows = this.of(entity).getCurrentMany.all(JSON.stringify(ids)) as Row[];
+      const rows = this.of(entity).getCurrentMany.all(JSON.stringify(ids)) as RawRow[];
       return this.records(entity, rows);
     }
     const out: StoredRecord[] = [];
@@ -378,13 +382,15 @@ export class VersionTables {
     }
     const s = this.of(entity).field(field);
     const params = { value, after: options.after ?? FIRST, limit: options.limit, at: options.at };
-    const rows = (options.at === undefined ? s.current.all(params) : s.at.all(params)) as Row[];
+    const rows = (options.at === undefined ? s.current.all(params) : s.at.all(params)) as RawRow[];
     return this.records(entity, rows);
   }
 
   /**
-   * The rows whose `field` is any of `values`, in one statement for the whole batch (the values travel
-   * as a JSON array): every row, or with `limit`/`after` a page per value. Ordered by id.
+   * The rows whose `field` is any of `values`, in no particular order across values: every row, or
+   * with `limit`/`after` a page per value. One statement for the whole batch (the values travel as a
+   * JSON array); a page reads at most values × limit rows in it and keeps each value's first `limit`
+   * by id, and only when a value has more rows than that does each value get its own range read.
    */
   findByAny(
     entity: EntityName,
@@ -393,36 +399,46 @@ export class VersionTables {
     options?: RelationPageOptions,
   ): StoredRecord[] {
     const paged = options?.limit !== undefined || options?.after !== undefined;
+    const unique = [...new Set(values)];
+    const limit = options?.limit ?? Number.MAX_SAFE_INTEGER;
+    const pageOf = (value: string) =>
+      this.findBy(entity, field, value, { at: options?.at, limit, after: options?.after });
     if (field === entities[entity].projectionKey) {
-      if (!paged) return this.getMany(entity, values, options);
-      const page = {
-        at: options?.at,
-        limit: options?.limit ?? Number.MAX_SAFE_INTEGER,
-        after: options?.after,
-      };
-      return [...new Set(values)].flatMap((value) => this.findBy(entity, field, value, page));
+      return paged ? unique.flatMap(pageOf) : this.getMany(entity, unique, options);
     }
-    if (values.length === 0) return [];
+    if (unique.length === 0 || limit < 1) return [];
     const s = this.of(entity).field(field);
-    const json = JSON.stringify(values);
-    let rows: Row[];
-    if (paged) {
-      const limit = options?.limit ?? Number.MAX_SAFE_INTEGER;
-      if (limit < 1) return [];
-      const params = { values: json, after: options?.after ?? FIRST, limit, at: options?.at };
-      rows = (options?.at === undefined ? s.currentPages.all(params) : s.atPages.all(params)) as Row[];
-    } else {
-      rows = (
-        options?.at === undefined ? s.currentAll.all(json) : s.atAll.all({ values: json, at: options.at })
-      ) as Row[];
+    // The most rows the answer can hold; one more tells that some value has more than its page.
+    const most = paged ? unique.length * limit : Number.POSITIVE_INFINITY;
+    const params = {
+      values: JSON.stringify(unique),
+      after: options?.after ?? FIRST,
+      limit: most < Number.MAX_SAFE_INTEGER ? most + 1 : -1,
+      at: options?.at,
+    };
+    const rows = (options?.at === undefined ? s.currentAll.all(params) : s.atAll.all(params)) as RawRow[];
+    if (rows.length > most) return unique.flatMap(pageOf);
+    const records = this.records(entity, rows);
+    if (!paged || records.length <= limit) return records;
+    const groups = new Map<unknown, StoredRecord[]>();
+    for (const record of records) {
+      const key = record.payload[field];
+      const group = groups.get(key);
+      if (group) group.push(record);
+      else groups.set(key, [record]);
     }
-    return this.records(entity, rows);
+    const out: StoredRecord[] = [];
+    for (const group of groups.values()) {
+      if (group.length > limit) group.sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+      for (let i = 0; i < group.length && i < limit; i++) out.push(group[i] as StoredRecord);
+    }
+    return out;
   }
 
   list(entity: EntityName, options: PageOptions): StoredRecord[] {
     const t = this.of(entity);
     const params = { after: options.after ?? FIRST, limit: options.limit, at: options.at };
-    const rows = (options.at === undefined ? t.listCurrent.all(params) : t.listAt.all(params)) as Row[];
+    const rows = (options.at === undefined ? t.listCurrent.all(params) : t.listAt.all(params)) as RawRow[];
     return this.records(entity, rows);
   }
 

@@ -104,6 +104,21 @@ describe('the read-only store reuses parsed records only while the stored row is
     }
     expect(await read.findByAny('coop', 'farm_id', farms, { limit: 1000, at: t })).toHaveLength(900);
     expect(await read.findByAny('coop', 'farm_id', farms, { at: t })).toHaveLength(900);
+    // One value over its page beside one with none: read in one go, that value trimmed to its page.
+    const four = (await read.findBy('coop', 'farm_id', farms[0]!, { limit: 10 })).map((r) => r.id);
+    expect(four).toHaveLength(4);
+    const trimmed = await read.findByAny('coop', 'farm_id', [farms[0]!, randomUUID()], { limit: 3 });
+    expect(trimmed.map((r) => r.id).sort()).toEqual(four.slice(0, 3));
+    const after = await read.findByAny('coop', 'farm_id', [farms[0]!, farms[1]!], {
+      limit: 3,
+      after: four[0],
+    });
+    expect(
+      after
+        .filter((r) => r.payload.farm_id === farms[0])
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(four.slice(1, 4));
     expect(await read.findByAny('coop', 'farm_id', [])).toEqual([]);
     expect(await read.getMany('coop', [])).toEqual([]);
   });
@@ -114,14 +129,14 @@ describe('RecordCache', () => {
     const cache = new RecordCache(1_000);
     const payload = JSON.stringify({ name: 'x'.repeat(90) });
     for (let i = 0; i < 50; i++) {
-      cache.record('farm', { id: `f${i}`, created_at: 1, payload });
-      cache.record('coop', { id: `c${i}`, created_at: 1, payload });
+      cache.record('farm', `f${i}`, 1, payload);
+      cache.record('coop', `c${i}`, 1, payload);
     }
     const { entries, bytes } = cache.size;
     expect(bytes).toBeLessThanOrEqual(1_000);
     expect(entries).toBe(Math.floor(1_000 / payload.length));
     // The newest entry is still there: the same object comes back.
-    const row = { id: 'c49', created_at: 1, payload };
-    expect(cache.record('coop', row)).toBe(cache.record('coop', row));
+    const row = ['c49', 1, payload] as const;
+    expect(cache.record('coop', ...row)).toBe(cache.record('coop', ...row));
   });
 });
