@@ -1,6 +1,9 @@
 import { type EntityName, entities } from '@eggmesh/schema';
 import {
   type EntityReader,
+  type JsonList,
+  type JsonListField,
+  type JsonListRequest,
   type PageOptions,
   type ReadOptions,
   type RelationPageOptions,
@@ -27,6 +30,9 @@ interface VersionRow {
   deleted: number;
   payload: string | null;
 }
+
+/** Distinct `listJson` shapes (selections) kept prepared per entity. */
+const MAX_JSON_SHAPES = 64;
 
 /** The id cursor start: every id sorts after the empty string. */
 const FIRST = '';
@@ -177,6 +183,8 @@ class EntityTables {
   readonly upsertCurrent: Statement;
   readonly deleteCurrent: Statement;
   private readonly byField = new Map<string, FieldStatements>();
+  /** `listJson` statements by shape (fields and filter), the oldest dropped past `MAX_JSON_SHAPES`. */
+  private readonly jsonStatements = new Map<string, Statement>();
 
   /** `SELECT … FROM` the current rows with their payloads, as `c.id, c.created_at, payload`. */
   private readonly currentFrom: string;
@@ -246,6 +254,53 @@ class EntityTables {
       this.upsertCurrent = guard;
       this.deleteCurrent = guard;
     }
+  }
+
+  /**
+   * The statement answering a `listJson` shape: SQLite builds the JSON array (`->` copies each stored
+   * value's JSON text as it is) and checks every copied value's type on the way.
+   */
+  jsonList(fields: readonly JsonListField[], where: string | undefined): Statement {
+    const shape = JSON.stringify([fields, where ?? null]);
+    let statement = this.jsonStatements.get(shape);
+    if (statement) return statement;
+    if (where !== undefined) this.field(where); // refuses a field that is not indexed
+    const pairs: string[] = [];
+    const checks: string[] = [];
+    for (const f of fields) {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(f.source)) throw new Error(`not a field name: ${f.source}`);
+      const key = `'${f.key.replace(/'/g, "''")}'`;
+      if (f.type === 'id') {
+        pairs.push(`${key}, r.id`);
+        continue;
+      }
+      const path = `'$.${f.source}'`;
+      pairs.push(`${key}, r.payload -> ${path}`);
+      const type = `coalesce(json_type(r.payload, ${path}), 'null')`;
+      const missing = f.nullable ? 0 : 1;
+      const ok =
+        f.type === 'string'
+          ? `WHEN 'text' THEN 0`
+          : f.type === 'boolean'
+            ? `WHEN 'true' THEN 0 WHEN 'false' THEN 0`
+            : f.type === 'float'
+              ? `WHEN 'integer' THEN 0 WHEN 'real' THEN 0`
+              : `WHEN 'integer' THEN (r.payload ->> ${path}) NOT BETWEEN -2147483648 AND 2147483647`;
+      checks.push(`CASE ${type} ${ok} WHEN 'null' THEN ${missing} ELSE 1 END`);
+    }
+    const filter = where === undefined ? '' : `c.${quote(where)} = @value AND `;
+    statement = this.db.prepare(
+      `SELECT json_group_array(json_object(${pairs.join(', ')}) ORDER BY r.id) AS json, count(*) AS rows,
+         coalesce(sum(length(r.payload)), 0) AS bytes, coalesce(sum(${checks.length > 0 ? checks.join(' + ') : '0'}), 0) AS bad
+       FROM (SELECT c.id, ${this.currentPayload} AS payload FROM ${this.currentTables}
+             WHERE ${filter}c.id > @after ORDER BY c.id LIMIT CAST(@limit AS INTEGER)) r`,
+    );
+    if (this.jsonStatements.size >= MAX_JSON_SHAPES) {
+      const oldest = this.jsonStatements.keys().next().value;
+      if (oldest !== undefined) this.jsonStatements.delete(oldest);
+    }
+    this.jsonStatements.set(shape, statement);
+    return statement;
   }
 
   field(field: string): FieldStatements {
@@ -433,6 +488,17 @@ export class VersionTables {
       for (let i = 0; i < group.length && i < limit; i++) out.push(group[i] as StoredRecord);
     }
     return out;
+  }
+
+  /** A page of current rows as one JSON array of `fields` (see `JsonListReader`). */
+  listJson(request: JsonListRequest): JsonList {
+    const statement = this.of(request.entity).jsonList(request.fields, request.where?.field);
+    const row = statement.get({
+      value: request.where?.value,
+      after: request.after ?? FIRST,
+      limit: request.limit,
+    }) as { json: string; rows: number; bytes: number; bad: number };
+    return { json: row.json, rows: row.rows, payloadBytes: row.bytes, conforming: row.bad === 0 };
   }
 
   list(entity: EntityName, options: PageOptions): StoredRecord[] {

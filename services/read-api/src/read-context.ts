@@ -1,7 +1,9 @@
 import { materialize, type ProjectionName } from '@eggmesh/projections';
 import { type EntityName, entities, type Relation } from '@eggmesh/schema';
-import type { EntityReader, PageOptions, StoredRecord } from '@eggmesh/store';
+import type { EntityReader, JsonListReader, PageOptions, StoredRecord } from '@eggmesh/store';
+import type { GraphQLResolveInfo } from 'graphql';
 import { graphqlError } from './errors.js';
+import { jsonFieldsOf } from './graphql/json-lists.js';
 import { checkLimit } from './limits/cost.js';
 import { RelationLoader } from './loaders/relation-loader.js';
 import type { ListLimits } from './schema/sdl.js';
@@ -97,6 +99,8 @@ export class ReadContext {
   private waiting: Array<() => void> = [];
   /** Set once the response went over its budget: the whole response is then refused. */
   exceeded: string | undefined;
+  /** Root lists answered as JSON text, by response key (spliced in when the response is serialized). */
+  jsonLists: Map<string, string> | undefined;
 
   constructor(
     private readonly store: EntityReader,
@@ -108,6 +112,8 @@ export class ReadContext {
      * read in pages of the maximum limit; the response budget still refuses what is too big.
      */
     private readonly wholeLists = false,
+    /** The store's JSON list answers, when it has them. */
+    private readonly json?: JsonListReader,
   ) {
     this.loader = new RelationLoader(store, {
       remaining: () => Math.max(0, this.budget.maxRows - this.rows - this.reserved),
@@ -224,7 +230,9 @@ export class ReadContext {
     );
   }
 
-  async all(entity: EntityName, args: PageArgs): Promise<Node[]> {
+  async all(entity: EntityName, args: PageArgs, info?: GraphQLResolveInfo): Promise<Node[]> {
+    const json = await this.asJson(entity, undefined, args, info);
+    if (json) return json;
     if (this.wholeLists && args.limit == null) {
       return this.whole(entity, args, (options) => this.store.list(entity, options));
     }
@@ -241,8 +249,11 @@ export class ReadContext {
     field: string,
     value: string | null | undefined,
     args: PageArgs,
+    info?: GraphQLResolveInfo,
   ): Promise<Node[]> {
     if (value == null) return [];
+    const json = await this.asJson(entity, { field, value }, args, info);
+    if (json) return json;
     if (this.wholeLists && args.limit == null) {
       return this.whole(entity, args, (options) => this.store.findBy(entity, field, value, options));
     }
@@ -252,6 +263,52 @@ export class ReadContext {
       () => this.store.findBy(entity, field, value, options),
       (records) => this.nodes(entity, records, options.at),
     );
+  }
+
+  /**
+   * A root list of plain fields of current entity rows, answered by the store as JSON text (see
+   * graphql/json-lists.ts); undefined when it cannot be, or when the text would not be exactly what
+   * the ordinary path answers (a stored value of another type than its field's) or might go over the
+   * response budget: the ordinary path then reads the rows and decides.
+   */
+  private async asJson(
+    entity: EntityName,
+    where: { readonly field: string; readonly value: string } | undefined,
+    args: PageArgs,
+    info: GraphQLResolveInfo | undefined,
+  ): Promise<Node[] | undefined> {
+    const reader = this.json;
+    if (!reader || !info || args.at != null || entities[entity].kind === 'projection') return undefined;
+    const fields = jsonFieldsOf(info);
+    if (!fields) return undefined;
+    const whole = this.wholeLists && args.limit == null;
+    const { maxRows, maxBytes } = this.budget;
+    const page = whole ? this.limits.maxLimit : (args.limit ?? this.limits.defaultLimit);
+    if (!whole) checkLimit(page, this.limits.maxLimit);
+    const list = await this.read(
+      // A whole list waits for sibling reads like one page of the ordinary path.
+      page,
+      () => {
+        // A whole list reads one row more than the budget has room for: that row tells it overruns.
+        const limit = !whole ? page : Number.isFinite(maxRows) ? Math.max(0, maxRows - this.rows) + 1 : -1;
+        return reader.listJson({ entity, fields, where, after: args.after ?? undefined, limit });
+      },
+      // Counted before the next waiting read may start, as every read is.
+      (answer) => {
+        if (!answer?.conforming) return undefined;
+        // Too many rows: refused here as on the ordinary path (take throws).
+        if (this.rows + answer.rows > maxRows) this.take(answer.rows, 0);
+        // The ordinary path's byte count of a row is at most 3 × its stored payload + 64 (numbers
+        // count 12): near the byte budget, let it count exactly.
+        if (this.bytes + 3 * answer.payloadBytes + 64 * answer.rows > maxBytes) return undefined;
+        this.take(answer.rows, answer.json.length);
+        return answer;
+      },
+    );
+    if (!list) return undefined;
+    this.jsonLists ??= new Map();
+    this.jsonLists.set(String(info.path.key), list.json);
+    return [];
   }
 
   /**
