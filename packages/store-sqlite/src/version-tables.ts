@@ -2,7 +2,6 @@ import { type EntityName, entities } from '@eggmesh/schema';
 import {
   type EntityReader,
   type JsonList,
-  type JsonListField,
   type JsonListRequest,
   type PageOptions,
   type ReadOptions,
@@ -13,6 +12,7 @@ import {
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
 import { quote, type SqliteDatabase } from './database.js';
+import { JsonFragments } from './json-fragments.js';
 
 interface Row {
   id: string;
@@ -30,9 +30,6 @@ interface VersionRow {
   deleted: number;
   payload: string | null;
 }
-
-/** Distinct `listJson` shapes (selections) kept prepared per entity. */
-const MAX_JSON_SHAPES = 64;
 
 /** The id cursor start: every id sorts after the empty string. */
 const FIRST = '';
@@ -183,8 +180,9 @@ class EntityTables {
   readonly upsertCurrent: Statement;
   readonly deleteCurrent: Statement;
   private readonly byField = new Map<string, FieldStatements>();
-  /** `listJson` statements by shape (fields and filter), the oldest dropped past `MAX_JSON_SHAPES`. */
-  private readonly jsonStatements = new Map<string, Statement>();
+  /** `versionsOf` statements by filter field. */
+  private readonly versionStatements = new Map<string, Statement>();
+  private bySeq: Statement | undefined;
 
   /** `SELECT … FROM` the current rows with their payloads, as `c.id, c.created_at, payload`. */
   private readonly currentFrom: string;
@@ -257,50 +255,34 @@ class EntityTables {
   }
 
   /**
-   * The statement answering a `listJson` shape: SQLite builds the JSON array (`->` copies each stored
-   * value's JSON text as it is) and checks every copied value's type on the way.
+   * The `version` of each current row of a page (optionally where an indexed field equals @value), in
+   * id order: plain numbers, not an object per row. Referenced layout only (`version` identifies the
+   * payload).
    */
-  jsonList(fields: readonly JsonListField[], where: string | undefined): Statement {
-    const shape = JSON.stringify([fields, where ?? null]);
-    let statement = this.jsonStatements.get(shape);
+  versionsOf(where: string | undefined): Statement {
+    const key = where ?? '';
+    let statement = this.versionStatements.get(key);
     if (statement) return statement;
     if (where !== undefined) this.field(where); // refuses a field that is not indexed
-    const pairs: string[] = [];
-    const checks: string[] = [];
-    for (const f of fields) {
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(f.source)) throw new Error(`not a field name: ${f.source}`);
-      const key = `'${f.key.replace(/'/g, "''")}'`;
-      if (f.type === 'id') {
-        pairs.push(`${key}, r.id`);
-        continue;
-      }
-      const path = `'$.${f.source}'`;
-      pairs.push(`${key}, r.payload -> ${path}`);
-      const type = `coalesce(json_type(r.payload, ${path}), 'null')`;
-      const missing = f.nullable ? 0 : 1;
-      const ok =
-        f.type === 'string'
-          ? `WHEN 'text' THEN 0`
-          : f.type === 'boolean'
-            ? `WHEN 'true' THEN 0 WHEN 'false' THEN 0`
-            : f.type === 'float'
-              ? `WHEN 'integer' THEN 0 WHEN 'real' THEN 0`
-              : `WHEN 'integer' THEN (r.payload ->> ${path}) NOT BETWEEN -2147483648 AND 2147483647`;
-      checks.push(`CASE ${type} ${ok} WHEN 'null' THEN ${missing} ELSE 1 END`);
-    }
     const filter = where === undefined ? '' : `c.${quote(where)} = @value AND `;
-    statement = this.db.prepare(
-      `SELECT json_group_array(json_object(${pairs.join(', ')}) ORDER BY r.id) AS json, count(*) AS rows,
-         coalesce(sum(length(r.payload)), 0) AS bytes, coalesce(sum(${checks.length > 0 ? checks.join(' + ') : '0'}), 0) AS bad
-       FROM (SELECT c.id, ${this.currentPayload} AS payload FROM ${this.currentTables}
-             WHERE ${filter}c.id > @after ORDER BY c.id LIMIT CAST(@limit AS INTEGER)) r`,
-    );
-    if (this.jsonStatements.size >= MAX_JSON_SHAPES) {
-      const oldest = this.jsonStatements.keys().next().value;
-      if (oldest !== undefined) this.jsonStatements.delete(oldest);
-    }
-    this.jsonStatements.set(shape, statement);
+    statement = this.db
+      .prepare(
+        `SELECT c.version FROM ${tableNames(this.entity).current} c
+         WHERE ${filter}c.id > @after ORDER BY c.id LIMIT CAST(@limit AS INTEGER)`,
+      )
+      .pluck();
+    this.versionStatements.set(key, statement);
     return statement;
+  }
+
+  /** `seq, id, payload` of the versions whose `seq` is in `?` (a JSON array). */
+  get payloadsBySeq(): Statement {
+    this.bySeq ??= this.db
+      .prepare(
+        `SELECT seq, id, payload FROM ${tableNames(this.entity).versions} WHERE seq IN (SELECT value FROM json_each(?))`,
+      )
+      .raw(true);
+    return this.bySeq;
   }
 
   field(field: string): FieldStatements {
@@ -358,6 +340,8 @@ export class VersionTables {
   private readonly tables = new Map<EntityName, EntityTables>();
   /** Parsed records reused across reads; read-only stores only (nobody may mutate what it returns). */
   readonly cache: RecordCache | undefined;
+  /** Rows' JSON by version for `listJson`; read-only stores of the referenced layout only. */
+  private readonly fragments: JsonFragments | undefined;
 
   constructor(
     readonly db: SqliteDatabase,
@@ -366,6 +350,7 @@ export class VersionTables {
     readonly layout: CurrentLayout = 'inline',
   ) {
     this.cache = writable ? undefined : new RecordCache();
+    this.fragments = !writable && layout === 'referenced' ? new JsonFragments() : undefined;
   }
 
   static ddl(entityNames: readonly EntityName[], layout: CurrentLayout = 'inline'): string {
@@ -490,15 +475,28 @@ export class VersionTables {
     return out;
   }
 
-  /** A page of current rows as one JSON array of `fields` (see `JsonListReader`). */
-  listJson(request: JsonListRequest): JsonList {
-    const statement = this.of(request.entity).jsonList(request.fields, request.where?.field);
-    const row = statement.get({
+  /**
+   * A page of current rows as one JSON array of `fields` (see `JsonListReader`); undefined unless
+   * this is a read-only store of the referenced layout (the primary as the read-api opens it). SQLite
+   * lists the rows' versions; each row's JSON comes from the fragment cache
+   * when its version is the one cached, else from its payload (read for the missing rows in one
+   * statement).
+   */
+  listJson(request: JsonListRequest): JsonList | undefined {
+    const fragments = this.fragments;
+    if (!fragments) return undefined;
+    const t = this.of(request.entity);
+    const versions = t.versionsOf(request.where?.field).all({
       value: request.where?.value,
       after: request.after ?? FIRST,
       limit: request.limit,
-    }) as { json: string; rows: number; bytes: number; bad: number };
-    return { json: row.json, rows: row.rows, payloadBytes: row.bytes, conforming: row.bad === 0 };
+    }) as number[];
+    return fragments.list(
+      request.entity,
+      request.fields,
+      versions,
+      (seqs) => t.payloadsBySeq.all(JSON.stringify(seqs)) as Array<[number, string, string]>,
+    );
   }
 
   list(entity: EntityName, options: PageOptions): StoredRecord[] {

@@ -140,3 +140,61 @@ describe('RecordCache', () => {
     expect(cache.record('coop', ...row)).toBe(cache.record('coop', ...row));
   });
 });
+
+describe('listJson on the read-only primary', () => {
+  it('answers current rows as JSON, follows new versions, and refuses values of another type', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eggmesh-json-list-'));
+    const files = dataFiles(dir);
+    let now = 1_000;
+    const writer = openPrimaryStore({ file: files.primary, clock: () => now });
+    openProjectionStore({ dir: files.projectionsDir });
+    const read = openReadStore(dir);
+    try {
+      const ids = ['00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000001'];
+      await writer.commit(
+        ids.map((id, i) => ({
+          op: 'create' as const,
+          entity: 'coop' as const,
+          id,
+          payload: coop('f', `c${i}`),
+        })),
+      );
+      const fields = [
+        { key: 'id', source: 'id', type: 'id', nullable: false },
+        { key: 'n', source: 'name', type: 'string', nullable: false },
+        { key: 'capacity', source: 'capacity', type: 'int', nullable: true },
+      ] as const;
+      const ask = () => read.listJson({ entity: 'coop', fields, limit: 10 });
+      const first = await ask();
+      expect(first?.json).toBe(
+        JSON.stringify([
+          { id: ids[1], n: 'c1', capacity: 10 },
+          { id: ids[0], n: 'c0', capacity: 10 },
+        ]),
+      );
+      expect(first?.conforming).toBe(true);
+      expect((await ask())?.json).toBe(first?.json);
+      now += 1;
+      await writer.commit([{ op: 'update', entity: 'coop', id: ids[1]!, payload: coop('f', 'renamed') }]);
+      expect(JSON.parse((await ask())?.json ?? '')[0].n).toBe('renamed');
+      const byFarm = await read.listJson({
+        entity: 'coop',
+        fields,
+        where: { field: 'farm_id', value: 'f' },
+        after: ids[1],
+        limit: 10,
+      });
+      expect(JSON.parse(byFarm?.json ?? '').map((r: { id: string }) => r.id)).toEqual([ids[0]]);
+      now += 1;
+      await writer.commit([
+        { op: 'update', entity: 'coop', id: ids[0]!, payload: { ...coop('f'), capacity: 2 ** 31 } },
+      ]);
+      expect((await ask())?.conforming).toBe(false);
+      expect(await read.listJson({ entity: 'hen_productivity', fields, limit: 10 })).toBeUndefined();
+    } finally {
+      await read.close();
+      await writer.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -49,6 +49,7 @@ function plan_(info: GraphQLResolveInfo, node: FieldNode): readonly JsonListFiel
     const scalar = definition && scalarTypes[getNamedType(definition.type).name];
     if (!scalar || selection.arguments?.length) return undefined;
     const key = selection.alias?.value ?? name;
+    if (key.startsWith('__')) return undefined;
     // The same key twice is one field in the answer (validation made sure they agree).
     if (keys.has(key)) continue;
     keys.add(key);
