@@ -73,11 +73,11 @@ export class JsonFragments {
     const out = new Array<string>(rows);
     const refused: JsonList = { json: '', rows, payloadBytes: 0, conforming: false };
     let payloadBytes = 0;
-    let missing: number[] | undefined;
+    const missing: number[] = [];
     for (let i = 0; i < rows; i++) {
       const entry = entries.get(versions[i] as number);
       if (entry === undefined) {
-        (missing ??= []).push(versions[i] as number);
+        missing.push(versions[i] as number);
         continue;
       }
       const json = this.fragment(entry, fields, shape);
@@ -85,7 +85,7 @@ export class JsonFragments {
       out[i] = json;
       payloadBytes += entry.payloadBytes;
     }
-    if (missing) {
+    if (missing.length > 0) {
       // Kept here too: a list larger than the cache may push its own rows out of it.
       const read = new Map<number, Entry>();
       for (const [seq, id, text] of payloads(missing)) {
