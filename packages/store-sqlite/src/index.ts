@@ -18,3 +18,4 @@ export {
   SqliteProjectionStore,
 } from './projection-store.js';
 export { dataFiles, openPrimaryWhenCreated, openReadStore, SqliteReadStore } from './read-store.js';
+export { RECORD_CACHE_BYTES, RecordCache } from './version-tables.js';

@@ -2,7 +2,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type EntityName, entities } from '@eggmesh/schema';
-import type { PageOptions, ReadOptions, ReadStore, RelationPageOptions } from '@eggmesh/store';
+import type {
+  JsonListReader,
+  JsonListRequest,
+  PageOptions,
+  ReadOptions,
+  ReadStore,
+  RelationPageOptions,
+} from '@eggmesh/store';
 import { ChangeSignal } from './change-signal.js';
 import { openPrimaryStore, SqlitePrimaryStore } from './primary-store.js';
 import { ProjectionReader } from './projection-store.js';
@@ -16,7 +23,7 @@ export function dataFiles(dataDir: string) {
  * Reads every entity: actors and events from the primary file, projections from the current
  * projection generation. The read service opens it read-only; the write service passes its own primary.
  */
-export class SqliteReadStore implements ReadStore {
+export class SqliteReadStore implements ReadStore, JsonListReader {
   /** Wakes `changed()` waiters: the primary's files, CURRENT and the generation files change on commits. */
   private readonly changes: ChangeSignal;
   /** The change count when positions were last read: a change after it ends the next `changed()` at once. */
@@ -81,6 +88,10 @@ export class SqliteReadStore implements ReadStore {
   }
   async list(entity: EntityName, options: PageOptions) {
     return this.source(entity).list(entity, options);
+  }
+  /** Entities only: a projection's public form is computed from its stored document. */
+  async listJson(request: JsonListRequest) {
+    return entities[request.entity].kind === 'projection' ? undefined : this.primary.sync.listJson(request);
   }
 
   async close(): Promise<void> {

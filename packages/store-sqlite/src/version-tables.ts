@@ -1,6 +1,8 @@
 import { type EntityName, entities } from '@eggmesh/schema';
 import {
   type EntityReader,
+  type JsonList,
+  type JsonListRequest,
   type PageOptions,
   type ReadOptions,
   type RelationPageOptions,
@@ -10,12 +12,16 @@ import {
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
 import { quote, type SqliteDatabase } from './database.js';
+import { JsonFragments } from './json-fragments.js';
 
 interface Row {
   id: string;
   created_at: number;
   payload: string;
 }
+
+/** A row of the multi-row statements, read as an array (cheaper than an object per row): id, created_at, payload. */
+type RawRow = [id: string, createdAt: number, payload: string];
 
 interface VersionRow {
   seq: number;
@@ -80,11 +86,79 @@ CREATE TABLE IF NOT EXISTS ${current} (
 ${indexes}`;
 }
 
-const toRecord = (row: Row): StoredRecord => ({
-  id: row.id,
-  createdAt: row.created_at,
-  payload: JSON.parse(row.payload) as Record<string, unknown>,
+const toRecord = (id: string, createdAt: number, payload: string): StoredRecord => ({
+  id,
+  createdAt,
+  payload: JSON.parse(payload) as Record<string, unknown>,
 });
+
+/** How much payload text a read-only store keeps parsed, by default (about 3× that in heap). */
+export const RECORD_CACHE_BYTES = 4 * 1024 * 1024;
+
+interface Cached {
+  readonly text: string;
+  readonly record: StoredRecord;
+}
+
+/**
+ * The parsed records of a read-only store, by entity and id, reused while the row a read returns is
+ * the one parsed: every read still goes to SQLite, and a record is served from here only when the
+ * stored payload text and time equal the cached ones (so a write, even by another process, is never
+ * hidden). It saves the `JSON.parse` of each row and hands the same record object to repeated reads,
+ * which callers must treat as immutable (payloads are frozen). Bounded by payload text: the oldest
+ * entries of an entity go first.
+ */
+export class RecordCache {
+  private readonly byEntity = new Map<EntityName, Map<string, Cached>>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes = RECORD_CACHE_BYTES) {}
+
+  record(entity: EntityName, id: string, createdAt: number, text: string): StoredRecord {
+    let entries = this.byEntity.get(entity);
+    if (!entries) {
+      entries = new Map();
+      this.byEntity.set(entity, entries);
+    }
+    const known = entries.get(id);
+    if (known !== undefined && known.text === text && known.record.createdAt === createdAt) {
+      return known.record;
+    }
+    const record: StoredRecord = {
+      id,
+      createdAt,
+      payload: Object.freeze(JSON.parse(text) as Record<string, unknown>),
+    };
+    if (known !== undefined) {
+      entries.delete(id);
+      this.bytes -= known.text.length;
+    }
+    const size = text.length;
+    if (size > this.maxBytes) return record;
+    this.bytes += size;
+    entries.set(id, { text, record });
+    this.evict(entries);
+    return record;
+  }
+
+  /** Drops the oldest entries (of this entity first, then of the others) until within budget. */
+  private evict(first: Map<string, Cached>): void {
+    for (const entries of [first, ...this.byEntity.values()]) {
+      for (const [id, cached] of entries) {
+        if (this.bytes <= this.maxBytes) return;
+        entries.delete(id);
+        this.bytes -= cached.text.length;
+      }
+    }
+  }
+
+  /** Entries and payload bytes held (for tests and diagnostics). */
+  get size(): { readonly entries: number; readonly bytes: number } {
+    let entries = 0;
+    for (const map of this.byEntity.values()) entries += map.size;
+    return { entries, bytes: this.bytes };
+  }
+}
 
 interface FieldStatements {
   current: Statement;
@@ -96,6 +170,8 @@ interface FieldStatements {
 /** Prepared statements reading one entity's tables, current or `at` a time. */
 class EntityTables {
   readonly getCurrent: Statement;
+  /** Current rows of the ids in `?`, a JSON array. */
+  readonly getCurrentMany: Statement;
   readonly getAt: Statement;
   readonly latest: Statement;
   readonly listCurrent: Statement;
@@ -104,9 +180,16 @@ class EntityTables {
   readonly upsertCurrent: Statement;
   readonly deleteCurrent: Statement;
   private readonly byField = new Map<string, FieldStatements>();
+  /** `versionsOf` statements by filter field. */
+  private readonly versionStatements = new Map<string, Statement>();
+  private bySeq: Statement | undefined;
 
   /** `SELECT … FROM` the current rows with their payloads, as `c.id, c.created_at, payload`. */
   private readonly currentFrom: string;
+  /** The `FROM` part of `currentFrom` (the current table as `c`, joined to the payloads). */
+  private readonly currentTables: string;
+  /** The payload column of `currentTables`. */
+  private readonly currentPayload: string;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -116,25 +199,30 @@ class EntityTables {
   ) {
     const { versions, current } = tableNames(entity);
     const newestAt = `v.created_at = (SELECT max(w.created_at) FROM ${versions} w WHERE w.id = v.id AND w.created_at <= @at)`;
-    this.currentFrom =
-      layout === 'inline'
-        ? `SELECT c.id, c.created_at, c.payload FROM ${current} c`
-        : `SELECT c.id, c.created_at, p.payload FROM ${current} c JOIN ${versions} p ON p.seq = c.version`;
+    this.currentTables =
+      layout === 'inline' ? `${current} c` : `${current} c JOIN ${versions} p ON p.seq = c.version`;
+    this.currentPayload = layout === 'inline' ? 'c.payload' : 'p.payload';
+    this.currentFrom = `SELECT c.id, c.created_at, ${this.currentPayload} FROM ${this.currentTables}`;
     this.getCurrent = db.prepare(`${this.currentFrom} WHERE c.id = ?`);
+    this.getCurrentMany = db
+      .prepare(`${this.currentFrom} WHERE c.id IN (SELECT value FROM json_each(?))`)
+      .raw(true);
     this.getAt = db.prepare(
       `SELECT id, created_at, deleted, payload FROM ${versions} WHERE id = ? AND created_at <= ? ORDER BY created_at DESC LIMIT 1`,
     );
     this.latest = db.prepare(
       `SELECT seq, id, created_at, deleted, payload FROM ${versions} WHERE id = ? ORDER BY created_at DESC LIMIT 1`,
     );
-    this.listCurrent = db.prepare(
-      `${this.currentFrom} WHERE c.id > @after ORDER BY c.id LIMIT CAST(@limit AS INTEGER)`,
-    );
-    this.listAt = db.prepare(
-      `SELECT v.id, v.created_at, v.payload FROM ${versions} v
+    this.listCurrent = db
+      .prepare(`${this.currentFrom} WHERE c.id > @after ORDER BY c.id LIMIT CAST(@limit AS INTEGER)`)
+      .raw(true);
+    this.listAt = db
+      .prepare(
+        `SELECT v.id, v.created_at, v.payload FROM ${versions} v
        WHERE v.id > @after AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
        ORDER BY v.id LIMIT CAST(@limit AS INTEGER)`,
-    );
+      )
+      .raw(true);
     if (writable) {
       this.insertVersion = db.prepare(
         `INSERT OR REPLACE INTO ${versions} (id, created_at, deleted, payload) VALUES (?, ?, ?, ?)`,
@@ -166,6 +254,37 @@ class EntityTables {
     }
   }
 
+  /**
+   * The `version` of each current row of a page (optionally where an indexed field equals @value), in
+   * id order: plain numbers, not an object per row. Referenced layout only (`version` identifies the
+   * payload).
+   */
+  versionsOf(where: string | undefined): Statement {
+    const key = where ?? '';
+    let statement = this.versionStatements.get(key);
+    if (statement) return statement;
+    if (where !== undefined) this.field(where); // refuses a field that is not indexed
+    const filter = where === undefined ? '' : `c.${quote(where)} = @value AND `;
+    statement = this.db
+      .prepare(
+        `SELECT c.version FROM ${tableNames(this.entity).current} c
+         WHERE ${filter}c.id > @after ORDER BY c.id LIMIT CAST(@limit AS INTEGER)`,
+      )
+      .pluck();
+    this.versionStatements.set(key, statement);
+    return statement;
+  }
+
+  /** `seq, id, payload` of the versions whose `seq` is in `?` (a JSON array). */
+  get payloadsBySeq(): Statement {
+    this.bySeq ??= this.db
+      .prepare(
+        `SELECT seq, id, payload FROM ${tableNames(this.entity).versions} WHERE seq IN (SELECT value FROM json_each(?))`,
+      )
+      .raw(true);
+    return this.bySeq;
+  }
+
   field(field: string): FieldStatements {
     let statements = this.byField.get(field);
     if (statements) return statements;
@@ -178,21 +297,35 @@ class EntityTables {
     const col = quote(field);
     const newestAt = `v.created_at = (SELECT max(w.created_at) FROM ${versions} w WHERE w.id = v.id AND w.created_at <= @at)`;
     statements = {
-      current: this.db.prepare(
-        // CAST: a LIMIT bound straight from a JS number runs about 3× slower per call (measured).
-        `${this.currentFrom} WHERE c.${col} = @value AND c.id > @after ORDER BY c.id LIMIT CAST(@limit AS INTEGER)`,
-      ),
-      at: this.db.prepare(
-        `SELECT v.id, v.created_at, v.payload FROM ${versions} v
+      current: this.db
+        .prepare(
+          // CAST: a LIMIT bound straight from a JS number runs about 3× slower per call (measured).
+          `${this.currentFrom} WHERE c.${col} = @value AND c.id > @after ORDER BY c.id LIMIT CAST(@limit AS INTEGER)`,
+        )
+        .raw(true),
+      at: this.db
+        .prepare(
+          `SELECT v.id, v.created_at, v.payload FROM ${versions} v
          WHERE v.${col} = @value AND v.id > @after AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
          ORDER BY v.id LIMIT CAST(@limit AS INTEGER)`,
-      ),
-      currentAll: this.db.prepare(`${this.currentFrom} WHERE c.${col} = ? ORDER BY c.id`),
-      atAll: this.db.prepare(
-        `SELECT v.id, v.created_at, v.payload FROM ${versions} v
-         WHERE v.${col} = @value AND v.created_at <= @at AND v.deleted = 0 AND ${newestAt}
-         ORDER BY v.id`,
-      ),
+        )
+        .raw(true),
+      // The rows of several values (`@values`, a JSON array) in one statement, one index range per
+      // value; at most @limit rows in all (-1: every row).
+      currentAll: this.db
+        .prepare(
+          `${this.currentFrom} WHERE c.${col} IN (SELECT value FROM json_each(@values)) AND c.id > @after
+         LIMIT CAST(@limit AS INTEGER)`,
+        )
+        .raw(true),
+      atAll: this.db
+        .prepare(
+          `SELECT v.id, v.created_at, v.payload FROM ${versions} v
+         WHERE v.${col} IN (SELECT value FROM json_each(@values)) AND v.id > @after AND v.created_at <= @at
+           AND v.deleted = 0 AND ${newestAt}
+         LIMIT CAST(@limit AS INTEGER)`,
+        )
+        .raw(true),
     };
     this.byField.set(field, statements);
     return statements;
@@ -205,13 +338,20 @@ class EntityTables {
  */
 export class VersionTables {
   private readonly tables = new Map<EntityName, EntityTables>();
+  /** Parsed records reused across reads; read-only stores only (nobody may mutate what it returns). */
+  readonly cache: RecordCache | undefined;
+  /** Rows' JSON by version for `listJson`; read-only stores of the referenced layout only. */
+  private readonly fragments: JsonFragments | undefined;
 
   constructor(
     readonly db: SqliteDatabase,
     readonly entityNames: readonly EntityName[],
     private readonly writable: boolean,
     readonly layout: CurrentLayout = 'inline',
-  ) {}
+  ) {
+    this.cache = writable ? undefined : new RecordCache();
+    this.fragments = !writable && layout === 'referenced' ? new JsonFragments() : undefined;
+  }
 
   static ddl(entityNames: readonly EntityName[], layout: CurrentLayout = 'inline'): string {
     return entityNames.map((e) => entityDdl(e, layout)).join('\n');
@@ -229,14 +369,30 @@ export class VersionTables {
     return t;
   }
 
+  private record(entity: EntityName, row: Row): StoredRecord {
+    return this.cache
+      ? this.cache.record(entity, row.id, row.created_at, row.payload)
+      : toRecord(row.id, row.created_at, row.payload);
+  }
+
+  private records(entity: EntityName, rows: readonly RawRow[]): StoredRecord[] {
+    const out = new Array<StoredRecord>(rows.length);
+    const cache = this.cache;
+    for (let i = 0; i < rows.length; i++) {
+      const [id, createdAt, payload] = rows[i] as RawRow;
+      out[i] = cache ? cache.record(entity, id, createdAt, payload) : toRecord(id, createdAt, payload);
+    }
+    return out;
+  }
+
   get(entity: EntityName, id: string, options?: ReadOptions): StoredRecord | null {
     const t = this.of(entity);
     if (options?.at === undefined) {
       const row = t.getCurrent.get(id) as Row | undefined;
-      return row ? toRecord(row) : null;
+      return row ? this.record(entity, row) : null;
     }
     const row = t.getAt.get(id, options.at) as VersionRow | undefined;
-    return row && !row.deleted && row.payload !== null ? toRecord(row as Row) : null;
+    return row && !row.deleted && row.payload !== null ? this.record(entity, row as Row) : null;
   }
 
   /** The newest version whether live or deleted (projector state lives on in tombstones). */
@@ -245,6 +401,11 @@ export class VersionTables {
   }
 
   getMany(entity: EntityName, ids: readonly string[], options?: ReadOptions): StoredRecord[] {
+    if (options?.at === undefined) {
+      // One statement for the batch (ids as a JSON array); a missing id has no row.
+      const rows = this.of(entity).getCurrentMany.all(JSON.stringify(ids)) as RawRow[];
+      return this.records(entity, rows);
+    }
     const out: StoredRecord[] = [];
     for (const id of new Set(ids)) {
       const record = this.get(entity, id, options);
@@ -261,38 +422,88 @@ export class VersionTables {
     }
     const s = this.of(entity).field(field);
     const params = { value, after: options.after ?? FIRST, limit: options.limit, at: options.at };
-    const rows = (options.at === undefined ? s.current.all(params) : s.at.all(params)) as Row[];
-    return rows.map(toRecord);
+    const rows = (options.at === undefined ? s.current.all(params) : s.at.all(params)) as RawRow[];
+    return this.records(entity, rows);
   }
 
+  /**
+   * The rows whose `field` is any of `values`, in no particular order across values: every row, or
+   * with `limit`/`after` a page per value. One statement for the whole batch (the values travel as a
+   * JSON array); a page reads at most values × limit rows in it and keeps each value's first `limit`
+   * by id, and only when a value has more rows than that does each value get its own range read.
+   */
   findByAny(
     entity: EntityName,
     field: string,
     values: readonly string[],
     options?: RelationPageOptions,
   ): StoredRecord[] {
-    if (options?.limit !== undefined || options?.after !== undefined) {
-      // Each value's page is one indexed range read (`findBy`'s statement, LIMIT in the SQL).
-      const page = { at: options.at, limit: options.limit ?? Number.MAX_SAFE_INTEGER, after: options.after };
-      return [...new Set(values)].flatMap((value) => this.findBy(entity, field, value, page));
+    const paged = options?.limit !== undefined || options?.after !== undefined;
+    const unique = [...new Set(values)];
+    const limit = options?.limit ?? Number.MAX_SAFE_INTEGER;
+    const pageOf = (value: string) =>
+      this.findBy(entity, field, value, { at: options?.at, limit, after: options?.after });
+    if (field === entities[entity].projectionKey) {
+      return paged ? unique.flatMap(pageOf) : this.getMany(entity, unique, options);
     }
-    if (field === entities[entity].projectionKey) return this.getMany(entity, values, options);
+    if (unique.length === 0 || limit < 1) return [];
     const s = this.of(entity).field(field);
+    // The most rows the answer can hold; one more tells that some value has more than its page.
+    const most = paged ? unique.length * limit : Number.POSITIVE_INFINITY;
+    const params = {
+      values: JSON.stringify(unique),
+      after: options?.after ?? FIRST,
+      limit: most < Number.MAX_SAFE_INTEGER ? most + 1 : -1,
+      at: options?.at,
+    };
+    const rows = (options?.at === undefined ? s.currentAll.all(params) : s.atAll.all(params)) as RawRow[];
+    if (rows.length > most) return unique.flatMap(pageOf);
+    const records = this.records(entity, rows);
+    if (!paged || records.length <= limit) return records;
+    const groups = new Map<unknown, StoredRecord[]>();
+    for (const record of records) {
+      const key = record.payload[field];
+      const group = groups.get(key);
+      if (group) group.push(record);
+      else groups.set(key, [record]);
+    }
     const out: StoredRecord[] = [];
-    for (const value of new Set(values)) {
-      const rows = (
-        options?.at === undefined ? s.currentAll.all(value) : s.atAll.all({ value, at: options.at })
-      ) as Row[];
-      for (const row of rows) out.push(toRecord(row));
+    for (const group of groups.values()) {
+      if (group.length > limit) group.sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+      for (let i = 0; i < group.length && i < limit; i++) out.push(group[i] as StoredRecord);
     }
     return out;
+  }
+
+  /**
+   * A page of current rows as one JSON array of `fields` (see `JsonListReader`); undefined unless
+   * this is a read-only store of the referenced layout (the primary as the read-api opens it). SQLite
+   * lists the rows' versions; each row's JSON comes from the fragment cache
+   * when its version is the one cached, else from its payload (read for the missing rows in one
+   * statement).
+   */
+  listJson(request: JsonListRequest): JsonList | undefined {
+    const fragments = this.fragments;
+    if (!fragments) return undefined;
+    const t = this.of(request.entity);
+    const versions = t.versionsOf(request.where?.field).all({
+      value: request.where?.value,
+      after: request.after ?? FIRST,
+      limit: request.limit,
+    }) as number[];
+    return fragments.list(
+      request.entity,
+      request.fields,
+      versions,
+      (seqs) => t.payloadsBySeq.all(JSON.stringify(seqs)) as Array<[number, string, string]>,
+    );
   }
 
   list(entity: EntityName, options: PageOptions): StoredRecord[] {
     const t = this.of(entity);
     const params = { after: options.after ?? FIRST, limit: options.limit, at: options.at };
-    const rows = (options.at === undefined ? t.listCurrent.all(params) : t.listAt.all(params)) as Row[];
-    return rows.map(toRecord);
+    const rows = (options.at === undefined ? t.listCurrent.all(params) : t.listAt.all(params)) as RawRow[];
+    return this.records(entity, rows);
   }
 
   /** Appends a version, keeps the current table in step and returns the version's `seq`. */

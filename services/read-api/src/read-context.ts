@@ -1,7 +1,9 @@
 import { materialize, type ProjectionName } from '@eggmesh/projections';
 import { type EntityName, entities, type Relation } from '@eggmesh/schema';
-import type { EntityReader, PageOptions, StoredRecord } from '@eggmesh/store';
+import type { EntityReader, JsonListReader, PageOptions, StoredRecord } from '@eggmesh/store';
+import type { GraphQLResolveInfo } from 'graphql';
 import { graphqlError } from './errors.js';
+import { jsonFieldsOf } from './graphql/json-lists.js';
 import { checkLimit } from './limits/cost.js';
 import { RelationLoader } from './loaders/relation-loader.js';
 import type { ListLimits } from './schema/sdl.js';
@@ -62,6 +64,27 @@ function approxBytes(value: unknown): number {
   }
 }
 
+/** A row as a node, with about what it adds to a response. */
+interface Built {
+  readonly node: Node;
+  readonly bytes: number;
+}
+
+/** About what a node's fields add to a JSON response. */
+function nodeBytes(node: Node): number {
+  let bytes = 0;
+  for (const key in node) bytes += key.length + 3 + approxBytes(node[key]);
+  return bytes;
+}
+
+/**
+ * The nodes of current (not `at`) entity reads, by stored record: a read-only store hands out the same
+ * record object while its row is unchanged, so a row read again is not copied and measured again.
+ * Nodes are shared between requests and never mutated. Projections are not kept: their public form
+ * depends on the time of the read.
+ */
+const currentNodes = new WeakMap<StoredRecord, Built>();
+
 /**
  * Per-request reading state: the store, one relation loader, one `now` for the whole tree, and the
  * rows and bytes the response has taken so far.
@@ -76,6 +99,8 @@ export class ReadContext {
   private waiting: Array<() => void> = [];
   /** Set once the response went over its budget: the whole response is then refused. */
   exceeded: string | undefined;
+  /** Root lists answered as JSON text, by response key (spliced in when the response is serialized). */
+  jsonLists: Map<string, string> | undefined;
 
   constructor(
     private readonly store: EntityReader,
@@ -87,6 +112,8 @@ export class ReadContext {
      * read in pages of the maximum limit; the response budget still refuses what is too big.
      */
     private readonly wholeLists = false,
+    /** The store's JSON list answers, when it has them. */
+    private readonly json?: JsonListReader,
   ) {
     this.loader = new RelationLoader(store, {
       remaining: () => Math.max(0, this.budget.maxRows - this.rows - this.reserved),
@@ -132,10 +159,10 @@ export class ReadContext {
     if (this.exceeded) throw graphqlError('RESPONSE_TOO_LARGE', this.exceeded);
   }
 
-  /** Counts rows going into the response; past the budget, marks it and stops. */
-  private take(nodes: readonly Node[]): void {
-    this.rows += nodes.length;
-    for (const node of nodes) for (const key in node) this.bytes += key.length + 3 + approxBytes(node[key]);
+  /** Counts rows (and their `bytes`) going into the response; past the budget, marks it and stops. */
+  private take(rows: number, bytes: number): void {
+    this.rows += rows;
+    this.bytes += bytes;
     const { maxRows, maxBytes } = this.budget;
     if (this.rows > maxRows) {
       this.exceeded = this.tooManyRows();
@@ -151,17 +178,35 @@ export class ReadContext {
     return this.fixedNow;
   }
 
-  node(entity: EntityName, record: StoredRecord, at: number | undefined): Node {
-    if (entities[entity].kind !== 'projection') return { ...record.payload, id: record.id, [AT]: at };
+  private build(entity: EntityName, record: StoredRecord, at: number | undefined): Built {
+    if (entities[entity].kind !== 'projection') {
+      if (at !== undefined) {
+        const node: Node = { ...record.payload, id: record.id, [AT]: at };
+        return { node, bytes: nodeBytes(node) };
+      }
+      let built = currentNodes.get(record);
+      if (built === undefined) {
+        const node: Node = { ...record.payload, id: record.id };
+        built = { node, bytes: nodeBytes(node) };
+        currentNodes.set(record, built);
+      }
+      return built;
+    }
     const node: Node = materialize(entity as ProjectionName, record.payload, at ?? this.now());
     node[AT] = at;
-    return node;
+    return { node, bytes: nodeBytes(node) };
   }
 
   /** Rows as nodes, counted into the response. */
   private nodes(entity: EntityName, records: readonly StoredRecord[], at: number | undefined): Node[] {
-    const nodes = records.map((r) => this.node(entity, r, at));
-    this.take(nodes);
+    const nodes = new Array<Node>(records.length);
+    let bytes = 0;
+    for (let i = 0; i < records.length; i++) {
+      const built = this.build(entity, records[i] as StoredRecord, at);
+      nodes[i] = built.node;
+      bytes += built.bytes;
+    }
+    this.take(nodes.length, bytes);
     return nodes;
   }
 
@@ -178,14 +223,16 @@ export class ReadContext {
       () => this.store.get(entity, id, { at: when }),
       (record) => {
         if (!record) return null;
-        const node = this.node(entity, record, when);
-        this.take([node]);
+        const { node, bytes } = this.build(entity, record, when);
+        this.take(1, bytes);
         return node;
       },
     );
   }
 
-  async all(entity: EntityName, args: PageArgs): Promise<Node[]> {
+  async all(entity: EntityName, args: PageArgs, info?: GraphQLResolveInfo): Promise<Node[]> {
+    const json = await this.asJson(entity, undefined, args, info);
+    if (json) return json;
     if (this.wholeLists && args.limit == null) {
       return this.whole(entity, args, (options) => this.store.list(entity, options));
     }
@@ -202,8 +249,11 @@ export class ReadContext {
     field: string,
     value: string | null | undefined,
     args: PageArgs,
+    info?: GraphQLResolveInfo,
   ): Promise<Node[]> {
     if (value == null) return [];
+    const json = await this.asJson(entity, { field, value }, args, info);
+    if (json) return json;
     if (this.wholeLists && args.limit == null) {
       return this.whole(entity, args, (options) => this.store.findBy(entity, field, value, options));
     }
@@ -213,6 +263,52 @@ export class ReadContext {
       () => this.store.findBy(entity, field, value, options),
       (records) => this.nodes(entity, records, options.at),
     );
+  }
+
+  /**
+   * A root list of plain fields of current entity rows, answered by the store as JSON text (see
+   * graphql/json-lists.ts); undefined when it cannot be, or when the text would not be exactly what
+   * the ordinary path answers (a stored value of another type than its field's) or might go over the
+   * response budget: the ordinary path then reads the rows and decides.
+   */
+  private async asJson(
+    entity: EntityName,
+    where: { readonly field: string; readonly value: string } | undefined,
+    args: PageArgs,
+    info: GraphQLResolveInfo | undefined,
+  ): Promise<Node[] | undefined> {
+    const reader = this.json;
+    if (!reader || !info || args.at != null || entities[entity].kind === 'projection') return undefined;
+    const fields = jsonFieldsOf(info);
+    if (!fields) return undefined;
+    const whole = this.wholeLists && args.limit == null;
+    const { maxRows, maxBytes } = this.budget;
+    const page = whole ? this.limits.maxLimit : (args.limit ?? this.limits.defaultLimit);
+    if (!whole) checkLimit(page, this.limits.maxLimit);
+    const list = await this.read(
+      // A whole list waits for sibling reads like one page of the ordinary path.
+      page,
+      () => {
+        // A whole list reads one row more than the budget has room for: that row tells it overruns.
+        const limit = !whole ? page : Number.isFinite(maxRows) ? Math.max(0, maxRows - this.rows) + 1 : -1;
+        return reader.listJson({ entity, fields, where, after: args.after ?? undefined, limit });
+      },
+      // Counted before the next waiting read may start, as every read is.
+      (answer) => {
+        if (!answer?.conforming) return undefined;
+        // Too many rows: refused here as on the ordinary path (take throws).
+        if (this.rows + answer.rows > maxRows) this.take(answer.rows, 0);
+        // The ordinary path's byte count of a row is at most 3 × its stored payload + 64 (numbers
+        // count 12): near the byte budget, let it count exactly.
+        if (this.bytes + 3 * answer.payloadBytes + 64 * answer.rows > maxBytes) return undefined;
+        this.take(answer.rows, answer.json.length);
+        return answer;
+      },
+    );
+    if (!list) return undefined;
+    this.jsonLists ??= new Map();
+    this.jsonLists.set(String(info.path.key), list.json);
+    return [];
   }
 
   /**
@@ -227,8 +323,8 @@ export class ReadContext {
     if (relation.kind === 'single') {
       const record = (await this.loader.load(relation.target, relation.targetField, key, at))[0];
       if (!record) return null;
-      const node = this.node(relation.target, record, at);
-      this.take([node]);
+      const { node, bytes } = this.build(relation.target, record, at);
+      this.take(1, bytes);
       return node;
     }
     const { limit, after } = this.page(args);

@@ -9,6 +9,7 @@ export {
   getNamedType,
   getNullableType,
   isListType,
+  isNonNullType,
   isObjectType,
   Kind,
 } from 'graphql/index.js';

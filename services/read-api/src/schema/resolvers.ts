@@ -1,4 +1,5 @@
 import { type EntityName, entities, entityNames, relationsOf } from '@eggmesh/schema';
+import type { GraphQLResolveInfo } from 'graphql';
 import { checkId, type Node, type PageArgs, type ReadContext } from '../read-context.js';
 import { unifiedNames } from './naming.js';
 import { safeIntScalar } from './safe-int.js';
@@ -10,7 +11,7 @@ export interface ReadGraphContext {
 }
 
 type Args = PageArgs & { readonly id?: string | null; readonly zone?: string | null };
-type Resolver = (parent: Node, args: Args, context: ReadGraphContext) => unknown;
+type Resolver = (parent: Node, args: Args, context: ReadGraphContext, info: GraphQLResolveInfo) => unknown;
 type Resolvers = Record<string, Record<string, Resolver>>;
 /** What mercurius takes: field resolvers per type, and the functions of custom scalars. */
 type SchemaResolvers = Record<string, Record<string, Resolver> | typeof safeIntScalar>;
@@ -45,15 +46,16 @@ interface RootNames {
 function rootResolvers(entity: EntityName, names: RootNames): Record<string, Resolver> {
   const fields: Record<string, Resolver> = {
     [names.single]: (_root, args, context) => context.read.byId(entity, lowerId(args.id), args.at),
-    [names.list]: (_root, args, context) => context.read.all(entity, args),
+    [names.list]: (_root, args, context, info) => context.read.all(entity, args, info),
   };
   for (const filter of entities[entity].filters) {
-    fields[names.filter(filter.query)] = (_root, args, context) =>
+    fields[names.filter(filter.query)] = (_root, args, context, info) =>
       context.read.filter(
         entity,
         filter.field,
         filter.argument === 'id' ? lowerId(args.id) : args[filter.argument],
         args,
+        info,
       );
   }
   return fields;
