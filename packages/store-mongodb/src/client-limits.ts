@@ -5,3 +5,13 @@
  * STORE_UNAVAILABLE (a 503 for a write, not acknowledged), like an unreachable server.
  */
 export const clientLimits = { socketTimeoutMS: 20_000, waitQueueTimeoutMS: 10_000 } as const;
+
+/**
+ * The longest a commit of the primary store waits, from the call (its turn in the store's queue
+ * included) to its answer; past it the commit fails with STORE_UNAVAILABLE (outcome unknown) and
+ * the queue moves on. The driver bounds (above) do not cover everything: a write on a pooled
+ * connection whose socket the dying server closed can wait for a `drain` that never comes (the
+ * mongodb driver has no timeout for writes since `timeoutMS` became a no-op), so the store bounds
+ * its commits itself.
+ */
+export const COMMIT_DEADLINE_MS = 30_000;
