@@ -88,12 +88,7 @@ export class MongoReadStore implements ReadStore {
   replicaPosition(): Promise<number> {
     return translated(async () => {
       const head = await this.log.head();
-      const [unapplied] = await this.log.records
-        .find({ applied: false, _id: { $lte: head } }, { projection: { _id: 1 } })
-        .sort({ _id: 1 })
-        .limit(1)
-        .toArray();
-      const position = unapplied ? unapplied._id - 1 : head;
+      const position = await this.log.appliedUpTo(head);
       if (position > this.seen.replica) this.seen.replica = position;
       return position;
     });
