@@ -10,11 +10,13 @@ const workspaceSources = [
   ['@eggmesh/store', 'packages/store/src/index.ts'],
   ['@eggmesh/store-sqlite', 'packages/store-sqlite/src/index.ts'],
   ['@eggmesh/store-mongodb', 'packages/store-mongodb/src/index.ts'],
+  ['@eggmesh/log-kafka', 'packages/log-kafka/src/index.ts'],
   ['@eggmesh/projections', 'packages/projections/src/index.ts'],
   ['@eggmesh/service-kit', 'packages/service-kit/src/index.ts'],
   ['@eggmesh/write-api', 'services/write-api/src/index.ts'],
   ['@eggmesh/read-api', 'services/read-api/src/index.ts'],
   ['@eggmesh/projector', 'services/projector/src/index.ts'],
+  ['@eggmesh/relay', 'services/relay/src/index.ts'],
   ['@eggmesh/edge', 'services/edge/src/index.ts'],
 ] as const;
 
@@ -30,7 +32,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    globalSetup: ['./infra/mongodb/vitest-global-setup.ts'],
+    globalSetup: ['./infra/mongodb/vitest-global-setup.ts', './infra/kafka/vitest-global-setup.ts'],
     reporters: ['default', './infra/test/summary-reporter.ts'],
   },
 });

@@ -38,6 +38,9 @@ export async function start(options = {}) {
     '-XX:TieredStopAtLevel=1',
     '-Xshare:auto',
     '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn',
+    // It warns once per declared secondary index that it ignores them (a known limit, documented in
+    // docs/architecture.md): dozens of lines at every start that say nothing new.
+    '-Dorg.slf4j.simpleLogger.log.de.bwaldvogel.mongo.backend.AbstractMongoDatabase=error',
     `-Deggmesh.oplog=${options.oplog === true}`,
     // Stdin stays open while this process lives: if it dies unannounced, the server stops too.
     '-Deggmesh.exitWithParent=true',

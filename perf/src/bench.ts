@@ -24,6 +24,11 @@
 import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CliOption, type CommandSpec, parseCommandLine } from '@eggmesh/service-kit';
+import {
+  serverName as kafkaServerName,
+  type RunningBroker,
+  start as startKafka,
+} from '../../infra/kafka/server.mjs';
 import { type RunningServer, serverName } from '../../infra/mongodb/server.mjs';
 import { Dataset, utcMidnight } from './data/dataset.js';
 import { isPresetName, type PresetName, presets } from './data/presets.js';
@@ -95,6 +100,12 @@ const spec = {
       type: 'boolean',
       description: 'V8 CPU profiles of every server and rebuild (implies --keep)',
     },
+    log: {
+      type: 'string',
+      value: 'store|kafka',
+      description:
+        'where the projector reads the event log (default store; kafka starts a local Kafka broker and runs the relay)',
+    },
     store: {
       type: 'string',
       value: 'sqlite|mongodb',
@@ -117,7 +128,10 @@ function options() {
     rebuild: parsed.rebuild ?? 'auto',
     'cpu-prof': parsed['cpu-prof'] ?? false,
     store: parsed.store ?? 'sqlite',
+    log: parsed.log ?? 'store',
   };
+  const eventLog = values.log;
+  if (eventLog !== 'store' && eventLog !== 'kafka') throw new Error('--log must be store or kafka');
   const store = values.store;
   if (store !== 'sqlite' && store !== 'mongodb') throw new Error('--store must be sqlite or mongodb');
   const quick = values.quick;
@@ -179,6 +193,7 @@ function options() {
     rebuild,
     cpuProf: values['cpu-prof'],
     store,
+    eventLog,
     // The scaling curve projects whole datasets with the SQLite rebuild: embedded tier only.
     scenarios: none
       ? []
@@ -217,7 +232,8 @@ async function main(): Promise<number> {
       (scalingChosen ? ` | scaling ${o.preset} vs ${o.scalingLarge}` : '') +
       (rebuildPresets.length > 0 ? ` | rebuild ${rebuildPresets.join(', ')}` : '') +
       (profileDir ? ' | CPU-PROFILED (throughput not comparable)' : '') +
-      (o.store === 'mongodb' ? ` | store mongodb (${serverName}: ${mongoNote})` : ''),
+      (o.store === 'mongodb' ? ` | store mongodb (${serverName}: ${mongoNote})` : '') +
+      (o.eventLog === 'kafka' ? ` | log kafka (${kafkaServerName})` : ''),
   );
 
   const setup: { -readonly [K in keyof SetupFigures]: SetupFigures[K] } = {};
@@ -230,6 +246,7 @@ async function main(): Promise<number> {
         ? [...new Set<OurService>([...oursNeeded, 'read-api', 'projector'])]
         : oursNeeded,
     );
+    if (o.eventLog === 'kafka') missing.push(...missingEntries(['relay']));
     if ((scalingChosen || rebuildPresets.length > 0) && !exists(rebuildEntry)) missing.push(rebuildEntry);
     if (missing.length > 0) {
       throw new Error(
@@ -264,8 +281,20 @@ async function main(): Promise<number> {
   } else if (o.store === 'mongodb') {
     storeFigures = { kind: 'mongodb', server: serverName, note: mongoNote };
   }
+  // --log kafka: a local broker (infra/kafka), the relay beside the projector, the projector on the topic.
+  let kafka: RunningBroker | undefined;
+  if (o.eventLog === 'kafka' && !o.baselinesOnly && oursNeeded.length > 0) {
+    kafka = await startKafka({});
+    log(`kafka: ${kafkaServerName} at ${kafka.brokers} (started in ${Math.round(kafka.startMs)} ms)`);
+    Object.assign(extraEnv, {
+      EGGMESH_LOG: 'kafka',
+      EGGMESH_KAFKA_BROKERS: kafka.brokers,
+      EGGMESH_KAFKA_TOPIC: 'eggmesh.bench',
+    });
+  }
   const stack = new Stack({
     extraEnv,
+    relay: kafka !== undefined,
     dataDir: join(runDir, 'data'),
     logDir: join(runDir, 'logs'),
     bareDbFile: join(runDir, 'bare-rest.db'),
@@ -394,6 +423,7 @@ async function main(): Promise<number> {
   } finally {
     await stack.stopAll();
     await mongo?.stop();
+    await kafka?.stop();
   }
   if (rebuilds.length > 0) setup.rebuilds = rebuilds;
   // Profiles are written as the processes exit, so only now.
@@ -415,6 +445,7 @@ async function main(): Promise<number> {
     baselinesOnly: o.baselinesOnly,
     setup,
     store: storeFigures,
+    ...(kafka ? { eventLog: { kind: 'kafka' as const, server: kafkaServerName } } : {}),
     scenarios: results,
     ...(profiles ? { profiles } : {}),
     ...(failure ? { failure } : {}),
@@ -430,6 +461,7 @@ async function main(): Promise<number> {
   const suffix =
     (o.plan.quick ? '-quick' : o.preset === 'small' ? '' : `-${o.preset}`) +
     (o.store === 'mongodb' ? '-mongodb' : '') +
+    (o.eventLog === 'kafka' ? '-kafka' : '') +
     only +
     (profileDir ? '-profiled' : '');
   const files = writeReport(o.resultsDir, `${date.slice(0, 10)}-${commit}${suffix}`, report);

@@ -61,6 +61,8 @@ export interface BenchReport {
   readonly failure?: string;
   /** The tier our services ran on (absent in older reports: SQLite). */
   readonly store?: StoreFigures;
+  /** `--log kafka`: the projector consumed the log from a topic the relay fed, on this broker. */
+  readonly eventLog?: { readonly kind: 'kafka'; readonly server: string };
 }
 
 const findCase = (
@@ -382,6 +384,10 @@ export function renderMarkdown(
       `- **Store: MongoDB tier** (\`--store mongodb\`): our services ran with \`EGGMESH_STORE=mongodb\` against **${report.store.server}**; ${report.store.note}.${loaded} The baselines are the same as on the embedded tier.`,
     );
   }
+  if (report.eventLog?.kind === 'kafka')
+    lines.push(
+      `- **Log: Kafka** (\`--log kafka\`): the relay published the primary's log to a topic on **${report.eventLog.server}** (a local single-node broker on the same 2 cores) and the projector consumed it (\`EGGMESH_LOG=kafka\`); the mixed-workload lag includes both hops.`,
+    );
   if (report.baselinesOnly)
     lines.push('- **Baselines only** (--baselines-only): our services were not measured.');
   if (p.quick)

@@ -3,7 +3,7 @@ import { primaryEntities } from '@eggmesh/store-sqlite';
 import { exists, freePort, perfScript, repoRoot } from './env.js';
 import { ChildService } from './proc.js';
 
-export type OurService = 'write-api' | 'read-api' | 'projector' | 'edge';
+export type OurService = 'write-api' | 'read-api' | 'projector' | 'edge' | 'relay';
 export type BaselineService = 'bare-rest' | 'bare-graphql';
 export type ServiceName = OurService | BaselineService;
 
@@ -16,6 +16,7 @@ export const ourEntries: Readonly<Record<OurService, string>> = {
   projector: join(repoRoot, 'services/projector/dist/main.js'),
   // BENCH_EDGE_ENTRY: measure another front door build (e.g. an older edge) in its place.
   edge: process.env.BENCH_EDGE_ENTRY ?? join(repoRoot, 'services/edge/dist/server.js'),
+  relay: join(repoRoot, 'services/relay/dist/main.js'),
 };
 
 /** Entities the bare REST server keeps a table for (actors preloaded from the dataset, events empty). */
@@ -31,6 +32,8 @@ export interface StackOptions {
   readonly dataset: { readonly preset: string; readonly seed: number; readonly anchorMs: number };
   /** Extra environment for our services (e.g. EGGMESH_LOG_LEVEL). */
   readonly extraEnv?: Readonly<Record<string, string>>;
+  /** The log is on Kafka (`--log kafka`): the relay runs whenever the projector does, started first. */
+  readonly relay?: boolean;
   /**
    * Write a V8 CPU profile of each server (ours and the baselines, for comparison) into
    * `<cpuProfileDir>/<service>/` (node --cpu-prof; written when the process exits after SIGTERM).
@@ -68,6 +71,7 @@ export class Stack {
         'read-api',
         'projector',
         'edge',
+        'relay',
         'bare-rest',
         'bare-graphql',
       ];
@@ -78,7 +82,11 @@ export class Stack {
   }
 
   /** Makes exactly `wanted` run: starts the missing ones, stops the others. */
-  async ensure(wanted: readonly ServiceName[]): Promise<void> {
+  async ensure(requested: readonly ServiceName[]): Promise<void> {
+    const wanted =
+      this.#options.relay && requested.includes('projector') && !requested.includes('relay')
+        ? (['relay', ...requested] as const)
+        : requested;
     for (const [name, service] of [...this.#running]) {
       if (!wanted.includes(name)) {
         await service.stop();
@@ -89,6 +97,7 @@ export class Stack {
   }
 
   async start(name: ServiceName): Promise<ChildService> {
+    if (name === 'projector' && this.#options.relay && !this.#running.has('relay')) await this.start('relay');
     const ports = await this.#allocatePorts();
     const o = this.#options;
     const port = ports[name];
@@ -124,6 +133,7 @@ export class Stack {
           READ_API_PORT: String(ports['read-api']),
           PROJECTOR_PORT: String(ports.projector),
           EDGE_PORT: String(ports.edge),
+          RELAY_PORT: String(ports.relay),
           EGGMESH_WRITE_API_URL: `http://127.0.0.1:${ports['write-api']}`,
           EGGMESH_READ_API_URL: `http://127.0.0.1:${ports['read-api']}`,
           // On a shared 2-core machine at load 20+, a synchronous start-up can stall past the default

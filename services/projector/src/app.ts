@@ -7,6 +7,8 @@ export interface ProjectorAppOptions {
   readonly projector: Projector;
   /** True while the apply loop runs. */
   readonly running: () => boolean;
+  /** Why the log cannot be read now (e.g. the Kafka broker does not answer), or null when it can. */
+  readonly logProblem?: () => string | null;
   readonly logger?: FastifyServerOptions['logger'];
 }
 
@@ -20,6 +22,11 @@ export function buildApp(options: ProjectorAppOptions): FastifyInstance {
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {
     try {
+      const problem = options.logProblem?.() ?? null;
+      if (problem !== null) {
+        reply.code(503);
+        return { status: 'unavailable', error: problem };
+      }
       const position = await projector.store.checkpoint();
       const head = await projector.log.head();
       if (!options.running()) {

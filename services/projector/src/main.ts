@@ -11,13 +11,6 @@ import {
 } from '@eggmesh/service-kit';
 import { type EventLog, isStoreError, type ProjectionStore, storeErrorCodes } from '@eggmesh/store';
 import {
-  Connecting,
-  ConnectingEventLog,
-  ConnectingProjectionStore,
-  openMongoEventLog,
-  openMongoProjectionStore,
-} from '@eggmesh/store-mongodb';
-import {
   ChangeSignal,
   currentGeneration,
   dataFiles,
@@ -38,6 +31,9 @@ parseCommandLine({
     'EGGMESH_SQLITE_SYNC',
     'EGGMESH_PROJECTOR_BATCH',
     'EGGMESH_PROJECTOR_IDLE_POLL_MS',
+    'EGGMESH_LOG',
+    'EGGMESH_KAFKA_BROKERS',
+    'EGGMESH_KAFKA_TOPIC',
   ],
 });
 // The composition root: the adapters EGGMESH_STORE names are built here and handed to the loop as ports.
@@ -45,8 +41,18 @@ const config = loadConfig();
 const stop = new AbortController();
 let running = false;
 
-interface Stores {
+let say: (level: 'error' | 'warn' | 'info', message: string) => void = (_level, message) =>
+  console.error(message);
+
+interface Source {
   readonly log: EventLog;
+  /** Why the log is not usable right now (shown by /ready), or null. */
+  problem(): string | null;
+  close(): Promise<void>;
+}
+
+interface Stores {
+  readonly log: Source;
   readonly store: ProjectionStore;
   /** SQLite only: the generation file in use (a rebuild promotes a new one). */
   readonly sqlite?: SqliteProjectionStore;
@@ -54,19 +60,63 @@ interface Stores {
 }
 
 /**
- * SQLite: the primary file read-only (waiting until the write-api made it) and the current projection
- * generation. MongoDB: the database's log and projection collections, connecting in the background
- * (/ready 503, and the loop retrying, until MongoDB answers).
+ * The event log, by EGGMESH_LOG × EGGMESH_STORE: the topic the relay feeds (kafka; then the primary is
+ * not opened at all, docs/architecture.md "The event log on Kafka"), else the primary's own log:
+ * MongoDB's collection (connecting in the background) or the SQLite file read-only, waiting until the
+ * write-api made it. The adapters of the tier not chosen are never loaded.
  */
-async function openStores(): Promise<Stores> {
+async function openLog(): Promise<Source> {
+  if (config.log === 'kafka') {
+    const { KafkaEventLog, kafkajsClient, projectorGroup } = await import('@eggmesh/log-kafka');
+    const client = kafkajsClient({
+      brokers: config.kafka.brokers,
+      topic: config.kafka.topic,
+      clientId: 'eggmesh-projector',
+    });
+    const log = new KafkaEventLog({
+      client,
+      groupId: projectorGroup(config.kafka.topic),
+      bufferEntries: Math.max(20_000, 4 * config.projector.batchSize),
+      onLog: (level, message) => say(level, message),
+    });
+    return {
+      log,
+      problem: () =>
+        log.connected
+          ? null
+          : `the Kafka broker (${config.kafka.brokers.join(',')}) does not answer; retrying`,
+      async close() {
+        await log.close();
+        await client.close();
+      },
+    };
+  }
   if (config.store === 'mongodb') {
-    const { uri, dbName, writeConcern } = config.mongodb;
+    const { Connecting, ConnectingEventLog, openMongoEventLog } = await import('@eggmesh/store-mongodb');
+    const { uri, dbName } = config.mongodb;
     const log = new ConnectingEventLog(
       new Connecting(
         () => openMongoEventLog({ uri, dbName, serverSelectionTimeoutMS: 5000 }),
         connectLog('projector', `MongoDB at ${uri}`),
       ),
     );
+    return { log, problem: () => null, close: () => log.close() };
+  }
+  const primary = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m), stop.signal);
+  return { log: primary.log, problem: () => null, close: () => primary.close() };
+}
+
+/**
+ * The projections: MongoDB's collections (connecting in the background: /ready 503, and the loop
+ * retrying, until MongoDB answers), or the current SQLite generation.
+ */
+async function openStores(): Promise<Stores> {
+  const log = await openLog();
+  if (config.store === 'mongodb') {
+    const { Connecting, ConnectingProjectionStore, openMongoProjectionStore } = await import(
+      '@eggmesh/store-mongodb'
+    );
+    const { uri, dbName, writeConcern } = config.mongodb;
     const store = new ConnectingProjectionStore(
       new Connecting(() =>
         openMongoProjectionStore({ uri, dbName, writeConcern, serverSelectionTimeoutMS: 5000 }),
@@ -81,12 +131,11 @@ async function openStores(): Promise<Stores> {
       },
     };
   }
-  const primary = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m), stop.signal);
   const sqlite = openProjectionStore({
     dir: dataFiles(config.dataDir).projectionsDir,
     synchronous: config.sqliteSync,
   });
-  return { log: primary.log, store: sqlite, sqlite, close: () => primary.close() };
+  return { log, store: sqlite, sqlite, close: () => log.close() };
 }
 
 const opened = await openStores();
@@ -95,8 +144,14 @@ let sqliteStore = opened.sqlite;
 const promotions = sqliteStore
   ? new ChangeSignal([join(dataFiles(config.dataDir).projectionsDir, 'CURRENT')])
   : undefined;
-const projector = new Projector(opened.log, opened.store, config.projector.batchSize);
-const app = buildApp({ projector, running: () => running, logger: loggerOptions(config, 'projector') });
+const projector = new Projector(opened.log.log, opened.store, config.projector.batchSize);
+const app = buildApp({
+  projector,
+  running: () => running,
+  logProblem: () => opened.log.problem(),
+  logger: loggerOptions(config, 'projector'),
+});
+say = (level, message) => app.log[level](message);
 
 /** Switches to the generation CURRENT names, when a rebuild promoted a new one (SQLite). */
 function followCurrentGeneration(): void {
@@ -119,7 +174,7 @@ async function idle(position: number, seen: number): Promise<void> {
   stop.signal.addEventListener('abort', onStop, { once: true });
   try {
     await Promise.race([
-      opened.log.waitBeyond(position, config.projector.idlePollMs, wake.signal),
+      opened.log.log.waitBeyond(position, config.projector.idlePollMs, wake.signal),
       ...(promotions ? [promotions.next(seen, config.projector.idlePollMs, wake.signal)] : []),
     ]);
   } finally {
@@ -167,7 +222,12 @@ await serve(app, {
 });
 app.log.info(
   config.store === 'mongodb'
-    ? { store: 'mongodb', uri: config.mongodb.uri, db: config.mongodb.dbName }
-    : { store: 'sqlite', generation: sqliteStore?.generation, position: await projector.store.checkpoint() },
+    ? { store: 'mongodb', log: config.log, uri: config.mongodb.uri, db: config.mongodb.dbName }
+    : {
+        store: 'sqlite',
+        log: config.log,
+        generation: sqliteStore?.generation,
+        position: await projector.store.checkpoint(),
+      },
   'projector running',
 );

@@ -37,6 +37,17 @@ export function registerProjectorMetrics(metrics: Metrics, projector: Projector)
       this.set(Math.max(0, h - p));
     },
   });
+  new Gauge({
+    name: 'eggmesh_projector_lag_ms',
+    help: 'Age of the oldest log entry not yet applied (ms)',
+    registers,
+    async collect() {
+      const [p, h] = await Promise.all([readings.position, readings.head]);
+      if (h <= p) return this.set(0);
+      const [next] = await projector.log.read(p, 1);
+      this.set(next ? Math.max(0, Date.now() - next.createdAt) : 0);
+    },
+  });
   const counter = (name: string, help: string, read: () => number) =>
     new Counter({
       name,

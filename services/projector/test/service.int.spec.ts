@@ -44,7 +44,12 @@ import {
 
 const run = promisify(execFile);
 const T0 = Date.parse('2026-03-10T08:00:00Z');
-const METRICS = ['eggmesh_projector_position', 'eggmesh_log_head', 'eggmesh_projector_lag_entries'] as const;
+const METRICS = [
+  'eggmesh_projector_position',
+  'eggmesh_log_head',
+  'eggmesh_projector_lag_entries',
+  'eggmesh_projector_lag_ms',
+] as const;
 
 /** A generation file's checkpoint; 0 while it has no tables yet. */
 const startedCheckpoint = (file: string) => {
@@ -145,11 +150,13 @@ describe('the projector service', () => {
     expect(before.get('eggmesh_projector_position')).toBe(head0);
     expect(before.get('eggmesh_log_head')).toBe(head0);
     expect(before.get('eggmesh_projector_lag_entries')).toBe(0);
+    expect(before.get('eggmesh_projector_lag_ms')).toBe(0);
 
     // A burst the projector needs many batches of 7 for.
     clock.advance(60_000);
     primary.commitSync(events(6000));
     const head = primary.headSync();
+    const sampledFrom = Date.now();
     const seen: Map<string, number>[] = [];
     for (let i = 0; i < 2000; i++) {
       const m = await metrics();
@@ -163,9 +170,13 @@ describe('the projector service', () => {
     expect(positions[positions.length - 1]).toBe(head);
     expect(positions[0]).toBeLessThan(head);
     expect(seen[0]!.get('eggmesh_projector_lag_entries')).toBeGreaterThan(0);
+    // The oldest entry not applied was written at the test clock's time (months before now), give or
+    // take the +1 ms steps that keep version times unique.
+    expect(seen[0]!.get('eggmesh_projector_lag_ms')).toBeGreaterThan(sampledFrom - clock.now - 60_000);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
     const after = seen[seen.length - 1]!;
     expect(after.get('eggmesh_projector_lag_entries')).toBe(0);
+    expect(after.get('eggmesh_projector_lag_ms')).toBe(0);
     expect(after.get('eggmesh_projector_events_applied_total')).toBe(
       before.get('eggmesh_projector_events_applied_total')! + (head - head0),
     );

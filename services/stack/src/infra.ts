@@ -43,6 +43,23 @@ const catalogue: readonly InfraEntry[] = [
       describe: `mongodb     mongodb://127.0.0.1:${config.mongodb.devPort}  (mongo-java-server, a MongoDB-wire test server; data in ${config.dataDir}/mongodb)`,
     }),
   },
+  {
+    needed: (config) => config.log === 'kafka',
+    server: (config) => ({
+      name: 'kafka',
+      infra: true,
+      // Apache Kafka in KRaft mode from the Maven Central jars (infra/kafka), its controller on the next
+      // port, data under the data directory.
+      script: repoFile('infra/kafka/server.mjs'),
+      env: {
+        EGGMESH_DEV_KAFKA_PORT: String(config.kafka.devPort),
+        EGGMESH_DATA_DIR: config.dataDir,
+      },
+      port: config.kafka.devPort,
+      serviceEnv: { EGGMESH_KAFKA_BROKERS: `127.0.0.1:${config.kafka.devPort}` },
+      describe: `kafka       127.0.0.1:${config.kafka.devPort}  (Apache Kafka 3.9.1, KRaft, one node; data in ${config.dataDir}/kafka)`,
+    }),
+  },
 ];
 
 /** The local servers `config` needs (none for the embedded tier). */
@@ -50,5 +67,8 @@ export function infraServers(config: Config): InfraServer[] {
   return catalogue.filter((entry) => entry.needed(config)).map((entry) => entry.server(config));
 }
 
-/** The environment `pnpm start:scaled` sets for the stack: the scaled tier on local servers. */
-export const scaledEnv: Readonly<Record<string, string>> = { EGGMESH_STORE: 'mongodb' };
+/**
+ * The environment `pnpm start:scaled` gives the stack where the user set nothing else: MongoDB and Kafka,
+ * both on local servers (`EGGMESH_LOG=store pnpm start:scaled` keeps the log in MongoDB).
+ */
+export const scaledEnv: Readonly<Record<string, string>> = { EGGMESH_STORE: 'mongodb', EGGMESH_LOG: 'kafka' };

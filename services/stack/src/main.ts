@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { commonServiceEnv, loadConfig, parseCommandLine, withoutUnknownEnv } from '@eggmesh/service-kit';
 import { infraServers, scaledEnv } from './infra.js';
-import { Supervisor } from './supervisor.js';
+import { type ServiceSpec, Supervisor } from './supervisor.js';
 
 const flags = parseCommandLine({
   command: 'pnpm start   (or: node services/stack/dist/main.js after pnpm build)',
@@ -17,17 +17,22 @@ const flags = parseCommandLine({
     'EGGMESH_HEALTH_PROBE_TIMEOUT_MS',
     'EGGMESH_HEALTH_PROBE_FAILURES',
     'EGGMESH_DEV_MONGODB_PORT',
+    'EGGMESH_LOG',
+    'EGGMESH_KAFKA_BROKERS',
+    'EGGMESH_KAFKA_TOPIC',
+    'EGGMESH_DEV_KAFKA_PORT',
+    'RELAY_PORT',
   ],
   options: {
     scaled: {
       type: 'boolean',
       description:
-        'the scaled tier (pnpm start:scaled): first start the local MongoDB-wire server, then run every service on it',
+        'the scaled tier (pnpm start:scaled): first start the local MongoDB-wire server and Kafka broker, then run every service (and the relay) on them',
     },
   },
 });
 // `--scaled` (pnpm start:scaled): the scaled tier, on servers this supervisor starts locally first.
-if (flags.scaled) Object.assign(process.env, scaledEnv);
+if (flags.scaled) for (const [name, value] of Object.entries(scaledEnv)) process.env[name] ??= value;
 const env: NodeJS.ProcessEnv = { ...process.env };
 // Read like every service reads it: unknown EGGMESH_* names warned about, bad values listed, exit 2.
 const config = loadConfig();
@@ -37,7 +42,7 @@ const script = (path: string) => fileURLToPath(new URL(`../../${path}`, import.m
 const url = (port: number) => `http://${config.host}:${port}`;
 
 // The write-api creates the data files; the others wait for them.
-const services = [
+const services: ServiceSpec[] = [
   {
     name: 'write-api',
     script: script('write-api/dist/server.js'),
@@ -54,6 +59,16 @@ const services = [
     healthUrl: `${url(config.ports.read)}/health`,
   },
   { name: 'edge', script: script('edge/dist/server.js'), healthUrl: `${url(config.ports.edge)}/health` },
+  // EGGMESH_LOG=kafka: the relay publishes the primary's log to the topic the projector consumes.
+  ...(config.log === 'kafka'
+    ? [
+        {
+          name: 'relay',
+          script: script('relay/dist/main.js'),
+          healthUrl: `${url(config.ports.relay)}/health`,
+        },
+      ]
+    : []),
 ];
 
 const supervisor = new Supervisor({
@@ -117,19 +132,29 @@ async function waitHealthy(name: string, target: string, deadline: number): Prom
   return false;
 }
 
+const kafkaBrokers = infraEnv.EGGMESH_KAFKA_BROKERS ?? config.kafka.brokers.join(',');
+
+/** The tier in one phrase: where the data is stored and where the log is read from. */
+function tier(): string {
+  if (config.store === 'sqlite' && config.log === 'store') return 'embedded tier: SQLite files, no servers';
+  const store =
+    config.store === 'mongodb'
+      ? `MongoDB at ${infraEnv.EGGMESH_MONGODB_URI ?? config.mongodb.uri}`
+      : 'SQLite files';
+  const log = config.log === 'kafka' ? `the log on Kafka at ${kafkaBrokers}` : 'the log in the store';
+  return `scaled tier: ${store}, ${log}`;
+}
+
 const deadline = Date.now() + 60_000;
-const health = await Promise.all(services.map((s) => waitHealthy(s.name, s.healthUrl, deadline)));
+const probed = services.filter((s): s is ServiceSpec & { healthUrl: string } => s.healthUrl !== undefined);
+const health = await Promise.all(probed.map((s) => waitHealthy(s.name, s.healthUrl, deadline)));
 if (!stopping) {
   const edge = url(config.ports.edge);
-  const down = services.filter((_, i) => !health[i]).map((s) => s.name);
+  const down = probed.filter((_, i) => !health[i]).map((s) => s.name);
   process.stdout.write(
     [
       '',
-      down.length === 0
-        ? config.store === 'mongodb'
-          ? `eggmesh is up (scaled tier: MongoDB at ${infraEnv.EGGMESH_MONGODB_URI ?? config.mongodb.uri}).`
-          : 'eggmesh is up (embedded tier: SQLite files, no servers).'
-        : `not healthy yet: ${down.join(', ')}`,
+      down.length === 0 ? `eggmesh is up (${tier()}).` : `not healthy yet: ${down.join(', ')}`,
       `  data        ${config.dataDir}`,
       ...infra.map((server) => `  ${server.describe}`),
       `  REST        ${edge}/farm/api          (write-api ${url(config.ports.write)})`,
@@ -137,6 +162,11 @@ if (!stopping) {
       `  GraphiQL    ${edge}/graphiql`,
       `  API docs    ${edge}/docs`,
       `  projector   ${url(config.ports.projector)}/metrics`,
+      ...(config.log === 'kafka'
+        ? [
+            `  relay       ${url(config.ports.relay)}/metrics   (Kafka ${kafkaBrokers}, topic ${config.kafka.topic})`,
+          ]
+        : []),
       '  Fill it with a sample economy: pnpm seed   ·   stop: Ctrl-C',
       '',
     ].join('\n'),

@@ -14,6 +14,7 @@ const compositionRoots = new Set([
   'services/read-api/src/server.ts',
   'services/projector/src/main.ts',
   'services/projector/src/rebuild.ts',
+  'services/relay/src/main.ts',
   'services/stack/src/main.ts',
   'services/stack/src/seed.ts',
   'services/edge/src/server.ts',

@@ -3,18 +3,22 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serverName as kafkaServerName } from '../../../infra/kafka/server.mjs';
 import { serverName } from '../../../infra/mongodb/server.mjs';
 import { freePort, stackMain as main } from './helpers.js';
 
-// The whole stack as `pnpm start` (SQLite) and `pnpm start:scaled` (MongoDB-wire server + the same four
-// processes) run it, driven through the edge: the same assertions on both tiers.
+// The whole stack as `pnpm start` (SQLite) and `pnpm start:scaled` (MongoDB-wire server, Kafka broker,
+// the same four processes and the relay) run it, driven through the edge: the same assertions on both tiers.
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers are checked by value, field by field, below.
 type Doc = Record<string, any>;
 
 type Tier = 'sqlite' | 'mongodb';
 
 function stackSuite(tier: Tier): void {
-  const label = tier === 'mongodb' ? `scaled stack on MongoDB (${serverName})` : 'embedded stack on SQLite';
+  const label =
+    tier === 'mongodb'
+      ? `scaled stack on MongoDB (${serverName}) with the log on Kafka (${kafkaServerName})`
+      : 'embedded stack on SQLite';
   const args = tier === 'mongodb' ? [main, '--scaled'] : [main];
   describe(tier, () => {
     const dir = mkdtempSync(join(tmpdir(), 'eggmesh-stack-'));
@@ -76,6 +80,7 @@ function stackSuite(tier: Tier): void {
       ];
       edge = `http://127.0.0.1:${edgePort}`;
       ports = { 'write-api': write, 'read-api': read, projector, edge: edgePort };
+      if (tier === 'mongodb') ports.relay = await freePort();
       env = {
         ...process.env,
         EGGMESH_DATA_DIR: dir,
@@ -84,7 +89,13 @@ function stackSuite(tier: Tier): void {
         PROJECTOR_PORT: String(projector),
         EDGE_PORT: String(edgePort),
         EGGMESH_LOG_LEVEL: 'warn',
-        ...(tier === 'mongodb' ? { EGGMESH_DEV_MONGODB_PORT: String(await freePort()) } : {}),
+        ...(tier === 'mongodb'
+          ? {
+              EGGMESH_DEV_MONGODB_PORT: String(await freePort()),
+              EGGMESH_DEV_KAFKA_PORT: String(await freePort()),
+              RELAY_PORT: String(ports.relay),
+            }
+          : {}),
       };
       stack = spawn(process.execPath, args, {
         env,

@@ -1,0 +1,1 @@
+export { buildApp, type RelayAppOptions, type RelayStatus } from './app.js';
