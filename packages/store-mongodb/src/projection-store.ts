@@ -77,6 +77,11 @@ export interface MongoProjectionStoreOptions {
   readonly serverSelectionTimeoutMS?: number;
   /** Test seams of the pending-batch protocol. */
   readonly hooks?: ProjectionHooks;
+  /**
+   * Drops every projection collection and the projector's checkpoint before opening, so the store
+   * starts empty at checkpoint 0 (`rebuild-projections` replays the log into it).
+   */
+  readonly reset?: boolean;
 }
 
 export interface ProjectionHooks {
@@ -112,6 +117,20 @@ export class ProjectionCollections {
       versions: this.db.collection<VersionDoc>(`${entity}_versions`),
       current: this.db.collection<CurrentDoc>(`${entity}_current`),
     };
+  }
+
+  /** Drops the projection documents, state, pending chunks and checkpoint (a rebuild starts over). */
+  async drop(): Promise<void> {
+    const names = [
+      PROJECTOR_META,
+      STATE,
+      BATCHES,
+      ...projectionEntities.flatMap((e) => [`${e}_versions`, `${e}_current`]),
+    ];
+    const existing = new Set(
+      (await this.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name),
+    );
+    for (const name of names) if (existing.has(name)) await this.db.collection(name).drop();
   }
 
   async ensureSchema(): Promise<void> {
@@ -308,6 +327,7 @@ export class MongoProjectionStore implements ProjectionStore {
         const hello = await client.db('admin').command({ isMaster: 1 });
         const hooks = options.hooks ?? {};
         const collections = new ProjectionCollections(client.db(options.dbName), hooks);
+        if (options.reset) await collections.drop();
         await collections.ensureSchema();
         await collections.settled();
         return new MongoProjectionStore(
