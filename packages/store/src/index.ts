@@ -24,3 +24,4 @@ export type {
   StoredRecord,
   WriteOperation,
 } from './types.js';
+export { VersionSignal } from './version-signal.js';
