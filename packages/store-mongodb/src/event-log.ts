@@ -1,7 +1,7 @@
 import type { EntityName } from '@eggmesh/schema';
 import type { EventLog, LogEntry, Operation } from '@eggmesh/store';
-import { type Collection, type Db, MongoClient } from 'mongodb';
-import { clientLimits } from './client-limits.js';
+import type { Collection, Db, MongoClient } from 'mongodb';
+import { type ConnectOptions, connect } from './client-limits.js';
 import { ignoreDuplicate, translated } from './errors.js';
 import { Wake, type WakeMode, waitUntil } from './wake.js';
 
@@ -297,18 +297,16 @@ export interface OpenMongoEventLogOptions extends Omit<MongoEventLogOptions, 'ow
 }
 
 /** Opens the event log of a database on a client of its own (the projector's log source). */
-export async function openMongoEventLog(options: OpenMongoEventLogOptions): Promise<MongoEventLog> {
-  const client = new MongoClient(options.uri, {
+export function openMongoEventLog(options: OpenMongoEventLogOptions): Promise<MongoEventLog> {
+  const connectOptions: ConnectOptions = {
+    uri: options.uri,
     readPreference: 'primary',
-    serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000,
-    ...clientLimits,
-  });
-  try {
-    await translated(() => client.connect());
-    await translated(() => client.db('admin').command({ ping: 1 }));
-  } catch (error) {
-    await client.close().catch(() => undefined);
-    throw error;
-  }
-  return new MongoEventLog(client.db(options.dbName), { ...options, owner: client });
+    ...(options.serverSelectionTimeoutMS === undefined
+      ? {}
+      : { serverSelectionTimeoutMS: options.serverSelectionTimeoutMS }),
+  };
+  return connect(
+    connectOptions,
+    async (client) => new MongoEventLog(client.db(options.dbName), { ...options, owner: client }),
+  );
 }

@@ -10,17 +10,16 @@ import {
   storeErrorCodes,
   type WriteOperation,
 } from '@eggmesh/store';
-import {
-  type AnyBulkWriteOperation,
-  type ClientSession,
-  type Collection,
-  type Db,
+import type {
+  AnyBulkWriteOperation,
+  ClientSession,
+  Collection,
+  Db,
   MongoClient,
-  type ReadPreferenceMode,
-  type W,
+  ReadPreferenceMode,
 } from 'mongodb';
 import { type CommitMode, chooseCommitMode } from './capabilities.js';
-import { COMMIT_DEADLINE_MS, clientLimits } from './client-limits.js';
+import { COMMIT_DEADLINE_MS, type ConnectOptions, clientLimits, connect } from './client-limits.js';
 import { duplicateKeyIndex, ignoreDuplicate, isUnreachable, translated, withDeadline } from './errors.js';
 import { type EntryDoc, fillPositions, LOG, type LogDoc, MongoEventLog } from './event-log.js';
 import { type CurrentDoc, MongoEntityReader, primaryEntities, type VersionDoc } from './reader.js';
@@ -139,30 +138,24 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
   }
 
   /** Connects, creates collections and indexes, picks the commit mode and recovers unapplied commits. */
-  static async open(options: MongoPrimaryStoreOptions): Promise<MongoPrimaryStore> {
-    const w: W = options.writeConcern ?? 'majority';
-    const client = new MongoClient(options.uri, {
-      writeConcern: { w },
+  static open(options: MongoPrimaryStoreOptions): Promise<MongoPrimaryStore> {
+    const connectOptions: ConnectOptions = {
+      uri: options.uri,
+      writeConcern: options.writeConcern ?? 'majority',
       readPreference: options.readPreference ?? 'primary',
-      serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000,
-      ...clientLimits,
-    });
-    try {
-      await translated(() => client.connect());
+      ...(options.serverSelectionTimeoutMS === undefined
+        ? {}
+        : { serverSelectionTimeoutMS: options.serverSelectionTimeoutMS }),
+    };
+    return connect(connectOptions, async (client, hello) => {
       const store = new MongoPrimaryStore(client, client.db(options.dbName), options);
-      await translated(async () => {
-        const hello = await client.db('admin').command({ isMaster: 1 });
-        store.mode = chooseCommitMode(hello, options.commitMode);
-        if (!store.readonly) {
-          await store.ensureSchema();
-          await store.recover();
-        }
-      });
+      store.mode = chooseCommitMode(hello, options.commitMode);
+      if (!store.readonly) {
+        await store.ensureSchema();
+        await store.recover();
+      }
       return store;
-    } catch (error) {
-      await client.close().catch(() => undefined);
-      throw error;
-    }
+    });
   }
 
   /** How this store makes commits atomic. */

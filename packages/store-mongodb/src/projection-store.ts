@@ -22,11 +22,10 @@ import {
   type Collection,
   type Db,
   MongoBulkWriteError,
-  MongoClient,
-  type W,
+  type MongoClient,
 } from 'mongodb';
 import { type CommitMode, chooseCommitMode } from './capabilities.js';
-import { clientLimits } from './client-limits.js';
+import { type ConnectOptions, connect } from './client-limits.js';
 import { ignoreDuplicate, translated } from './errors.js';
 import { type CurrentDoc, MongoEntityReader, projectionEntities, type VersionDoc } from './reader.js';
 
@@ -313,34 +312,27 @@ export class MongoProjectionStore implements ProjectionStore {
     private readonly hooks: ProjectionHooks,
   ) {}
 
-  static async open(options: MongoProjectionStoreOptions): Promise<MongoProjectionStore> {
-    const w: W = options.writeConcern ?? 'majority';
-    const client = new MongoClient(options.uri, {
-      writeConcern: { w },
-      readPreference: 'primary',
-      serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000,
-      ...clientLimits,
+  static open(options: MongoProjectionStoreOptions): Promise<MongoProjectionStore> {
+    const connectOptions: ConnectOptions = {
+      uri: options.uri,
+      writeConcern: options.writeConcern ?? 'majority',
+      ...(options.serverSelectionTimeoutMS === undefined
+        ? {}
+        : { serverSelectionTimeoutMS: options.serverSelectionTimeoutMS }),
+    };
+    return connect(connectOptions, async (client, hello) => {
+      const hooks = options.hooks ?? {};
+      const collections = new ProjectionCollections(client.db(options.dbName), hooks);
+      if (options.reset) await collections.drop();
+      await collections.ensureSchema();
+      await collections.settled();
+      return new MongoProjectionStore(
+        client,
+        collections,
+        chooseCommitMode(hello, options.commitMode),
+        hooks,
+      );
     });
-    try {
-      return await translated(async () => {
-        await client.connect();
-        const hello = await client.db('admin').command({ isMaster: 1 });
-        const hooks = options.hooks ?? {};
-        const collections = new ProjectionCollections(client.db(options.dbName), hooks);
-        if (options.reset) await collections.drop();
-        await collections.ensureSchema();
-        await collections.settled();
-        return new MongoProjectionStore(
-          client,
-          collections,
-          chooseCommitMode(hello, options.commitMode),
-          hooks,
-        );
-      });
-    } catch (error) {
-      await client.close().catch(() => undefined);
-      throw error;
-    }
   }
 
   checkpoint(): Promise<number> {
