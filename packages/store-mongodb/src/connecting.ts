@@ -1,21 +1,10 @@
-import type { EntityName } from '@eggmesh/schema';
 import {
-  type CommitResult,
   type EventLog,
-  type LoadedProjections,
-  type LogEntry,
-  type PageOptions,
   type PrimaryStore,
-  type ProjectionCommit,
-  type ProjectionKeys,
   type ProjectionStore,
-  type ReadOptions,
   type ReadStore,
-  type RelationPageOptions,
-  type StoredRecord,
   StoreError,
   storeErrorCodes,
-  type WriteOperation,
 } from '@eggmesh/store';
 
 export interface ConnectingOptions {
@@ -81,128 +70,97 @@ export class Connecting<T extends { close(): Promise<void> }> {
   }
 }
 
-/** Runs `work` on the opened value; fails with STORE_UNAVAILABLE while there is none. */
-const on = async <T extends { close(): Promise<void> }, R>(c: Connecting<T>, work: (v: T) => Promise<R>) =>
-  work(c.get());
+type AsyncMethod = (...args: never[]) => Promise<unknown>;
+/** The names of T's members that are methods answering a promise. */
+type AsyncMethodNames<T> = { [K in keyof T]-?: T[K] extends AsyncMethod ? K : never }[keyof T];
 
-/** A PrimaryStore that connects in the background (see Connecting). */
-export class ConnectingPrimaryStore implements PrimaryStore {
-  readonly log: EventLog;
-  constructor(readonly connecting: Connecting<PrimaryStore>) {
-    this.log = {
-      read: (after, limit) => on(connecting, (s) => s.log.read(after, limit)),
-      head: () => on(connecting, (s) => s.log.head()),
-      waitBeyond: (after, timeoutMs, signal) =>
-        waitOpen(connecting, timeoutMs, signal, (s, ms) => s.log.waitBeyond(after, ms, signal), false),
-      acknowledge: (position) => on(connecting, (s) => s.log.acknowledge(position)),
-      close: async () => undefined,
+/**
+ * The methods `names` of whatever `get()` answers when called, each calling it through: a promise
+ * rejected with `get()`'s error (STORE_UNAVAILABLE while nothing is open), else the method's own.
+ */
+export function delegate<T, K extends AsyncMethodNames<T>>(get: () => T, names: readonly K[]): Pick<T, K> {
+  const out: Partial<Record<K, (...args: unknown[]) => Promise<unknown>>> = {};
+  for (const name of names) {
+    out[name] = async (...args: unknown[]) => {
+      const value = get();
+      const method: unknown = value[name];
+      if (typeof method !== 'function') throw new TypeError(`${String(name)} is not a method`);
+      return method.apply(value, args);
     };
   }
-  commit(operations: readonly WriteOperation[]): Promise<CommitResult> {
-    return on(this.connecting, (s) => s.commit(operations));
+  // Sound: each entry takes the arguments of T[K] and answers the promise T[K] answers.
+  return out as unknown as Pick<T, K>;
+}
+
+/**
+ * A base class whose instances delegate the methods `names` to the value `connecting` opened, and
+ * whose `close` closes it: the wrappers below add only what is not plain delegation.
+ */
+function Delegating<T extends { close(): Promise<void> }, K extends AsyncMethodNames<T>>(
+  names: readonly K[],
+) {
+  class Base {
+    constructor(readonly connecting: Connecting<T>) {
+      Object.assign(
+        this,
+        delegate(() => connecting.get(), names),
+      );
+    }
+    close(): Promise<void> {
+      return this.connecting.close();
+    }
   }
-  get(entity: EntityName, id: string, options?: ReadOptions): Promise<StoredRecord | null> {
-    return on(this.connecting, (s) => s.get(entity, id, options));
-  }
-  getMany(entity: EntityName, ids: readonly string[], options?: ReadOptions): Promise<StoredRecord[]> {
-    return on(this.connecting, (s) => s.getMany(entity, ids, options));
-  }
-  findBy(entity: EntityName, field: string, value: string, options: PageOptions): Promise<StoredRecord[]> {
-    return on(this.connecting, (s) => s.findBy(entity, field, value, options));
-  }
-  findByAny(
-    entity: EntityName,
-    field: string,
-    values: readonly string[],
-    options?: RelationPageOptions,
-  ): Promise<StoredRecord[]> {
-    return on(this.connecting, (s) => s.findByAny(entity, field, values, options));
-  }
-  list(entity: EntityName, options: PageOptions): Promise<StoredRecord[]> {
-    return on(this.connecting, (s) => s.list(entity, options));
-  }
-  ping(): Promise<void> {
-    return on(this.connecting, (s) => s.ping());
-  }
-  close(): Promise<void> {
-    return this.connecting.close();
+  return Base as new (
+    connecting: Connecting<T>,
+  ) => Base & Pick<T, K>;
+}
+
+const READS = ['get', 'getMany', 'findBy', 'findByAny', 'list', 'ping'] as const;
+const LOG_CALLS = ['read', 'head', 'acknowledge'] as const;
+
+/** A PrimaryStore that connects in the background (see Connecting). */
+export class ConnectingPrimaryStore
+  extends Delegating<PrimaryStore, 'commit' | (typeof READS)[number]>(['commit', ...READS])
+  implements PrimaryStore
+{
+  readonly log: EventLog;
+  constructor(connecting: Connecting<PrimaryStore>) {
+    super(connecting);
+    this.log = {
+      ...delegate(() => connecting.get().log, LOG_CALLS),
+      waitBeyond: (after, timeoutMs, signal) =>
+        waitOpen(connecting, timeoutMs, signal, (s, ms) => s.log.waitBeyond(after, ms, signal), false),
+      close: async () => undefined,
+    };
   }
 }
 
 /** A ReadStore that connects in the background (see Connecting). */
-export class ConnectingReadStore implements ReadStore {
-  constructor(readonly connecting: Connecting<ReadStore>) {}
-  replicaPosition(): Promise<number> {
-    return on(this.connecting, (s) => s.replicaPosition());
-  }
-  projectionPosition(): Promise<number> {
-    return on(this.connecting, (s) => s.projectionPosition());
-  }
+export class ConnectingReadStore
+  extends Delegating<ReadStore, 'replicaPosition' | 'projectionPosition' | (typeof READS)[number]>([
+    'replicaPosition',
+    'projectionPosition',
+    ...READS,
+  ])
+  implements ReadStore
+{
   async changed(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     await waitOpen(this.connecting, timeoutMs, signal, (s, ms) => s.changed(ms, signal), undefined);
-  }
-  get(entity: EntityName, id: string, options?: ReadOptions): Promise<StoredRecord | null> {
-    return on(this.connecting, (s) => s.get(entity, id, options));
-  }
-  getMany(entity: EntityName, ids: readonly string[], options?: ReadOptions): Promise<StoredRecord[]> {
-    return on(this.connecting, (s) => s.getMany(entity, ids, options));
-  }
-  findBy(entity: EntityName, field: string, value: string, options: PageOptions): Promise<StoredRecord[]> {
-    return on(this.connecting, (s) => s.findBy(entity, field, value, options));
-  }
-  findByAny(
-    entity: EntityName,
-    field: string,
-    values: readonly string[],
-    options?: RelationPageOptions,
-  ): Promise<StoredRecord[]> {
-    return on(this.connecting, (s) => s.findByAny(entity, field, values, options));
-  }
-  list(entity: EntityName, options: PageOptions): Promise<StoredRecord[]> {
-    return on(this.connecting, (s) => s.list(entity, options));
-  }
-  ping(): Promise<void> {
-    return on(this.connecting, (s) => s.ping());
-  }
-  close(): Promise<void> {
-    return this.connecting.close();
   }
 }
 
 /** A ProjectionStore that connects in the background (see Connecting). */
-export class ConnectingProjectionStore implements ProjectionStore {
-  constructor(readonly connecting: Connecting<ProjectionStore>) {}
-  checkpoint(): Promise<number> {
-    return on(this.connecting, (s) => s.checkpoint());
-  }
-  load(keys: ProjectionKeys): Promise<LoadedProjections> {
-    return on(this.connecting, (s) => s.load(keys));
-  }
-  commit(batch: ProjectionCommit): Promise<void> {
-    return on(this.connecting, (s) => s.commit(batch));
-  }
-  close(): Promise<void> {
-    return this.connecting.close();
-  }
-}
+export class ConnectingProjectionStore
+  extends Delegating<ProjectionStore, 'checkpoint' | 'load' | 'commit'>(['checkpoint', 'load', 'commit'])
+  implements ProjectionStore {}
 
 /** An EventLog that connects in the background (see Connecting); `close` closes it. */
-export class ConnectingEventLog implements EventLog {
-  constructor(readonly connecting: Connecting<EventLog>) {}
-  read(after: number, limit: number): Promise<LogEntry[]> {
-    return on(this.connecting, (s) => s.read(after, limit));
-  }
-  head(): Promise<number> {
-    return on(this.connecting, (s) => s.head());
-  }
+export class ConnectingEventLog
+  extends Delegating<EventLog, (typeof LOG_CALLS)[number]>(LOG_CALLS)
+  implements EventLog
+{
   waitBeyond(after: number, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
     return waitOpen(this.connecting, timeoutMs, signal, (s, ms) => s.waitBeyond(after, ms, signal), false);
-  }
-  acknowledge(position: number): Promise<void> {
-    return on(this.connecting, (s) => s.acknowledge(position));
-  }
-  close(): Promise<void> {
-    return this.connecting.close();
   }
 }
 

@@ -12,9 +12,23 @@ import {
 /** Server codes meaning "no usable primary right now": shutdown, step-down, election. */
 const NOT_AVAILABLE_CODES = new Set([91, 189, 10107, 11600, 11602, 13435, 13436]);
 
+/**
+ * Socket failures the driver lets through as plain Node errors: a write on a connection the server
+ * closed ("This socket has been ended by the other party", EPIPE) rejects the driver's wait for
+ * `drain` with the socket's own error, not a MongoNetworkError.
+ */
+const SOCKET_CODES = new Set([
+  'EPIPE',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ERR_STREAM_DESTROYED',
+  'ERR_STREAM_WRITE_AFTER_END',
+]);
+
 /** True when no usable server could be reached (the outcome of a write in flight is unknown). */
 export function isUnreachable(error: unknown): boolean {
   return (
+    (error instanceof Error && 'code' in error && SOCKET_CODES.has(String(error.code))) ||
     error instanceof MongoNetworkError ||
     error instanceof MongoServerSelectionError ||
     error instanceof MongoNotConnectedError ||
@@ -49,6 +63,34 @@ export function toStoreError(error: unknown): unknown {
     );
   }
   return error;
+}
+
+/**
+ * Answers what `work` answers, or fails with STORE_UNAVAILABLE once `ms` passed (calling `onExpire`
+ * first). `work` itself is not stopped: the caller tells it through a signal that nobody waits any more.
+ */
+export function withDeadline<T>(
+  work: Promise<T>,
+  ms: number,
+  what: string,
+  onExpire?: () => void,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => {
+        onExpire?.();
+        reject(
+          new StoreError(
+            storeErrorCodes.UNAVAILABLE,
+            `MongoDB did not answer ${what} within ${ms} ms; its outcome is unknown`,
+          ),
+        );
+      },
+      Math.max(0, ms),
+    );
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
 /** Runs `work`, rethrowing driver failures as StoreErrors. */

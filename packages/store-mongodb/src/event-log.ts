@@ -1,7 +1,7 @@
 import type { EntityName } from '@eggmesh/schema';
 import type { EventLog, LogEntry, Operation } from '@eggmesh/store';
-import { type Collection, type Db, MongoClient } from 'mongodb';
-import { clientLimits } from './client-limits.js';
+import type { Collection, Db, MongoClient } from 'mongodb';
+import { type ConnectOptions, connect } from './client-limits.js';
 import { ignoreDuplicate, translated } from './errors.js';
 import { Wake, type WakeMode, waitUntil } from './wake.js';
 
@@ -78,6 +78,8 @@ export interface MongoEventLogOptions {
 
 /** Records read per round trip while walking the log. */
 const PAGE = 1000;
+/** Positions looked back per query for the commit holding a position. */
+const BACK = 256;
 
 /**
  * The event log on MongoDB (the `EventLog` port). Its head is the end of the **contiguous prefix**:
@@ -100,6 +102,10 @@ export class MongoEventLog implements EventLog {
   private readonly gapsSeen = new Map<number, number>();
   /** The contiguous prefix as last seen; it only grows. */
   private known = 0;
+  /** Every record up to this position was seen applied (see `appliedUpTo`). */
+  private applied = 0;
+  /** Whether `known` is the last position of a record (a walk from it needs no look back). */
+  private knownIsEnd = true;
   private wake: Promise<Wake> | undefined;
   private readonly wakeMode: 'auto' | WakeMode;
   private readonly owner: MongoClient | undefined;
@@ -157,17 +163,45 @@ export class MongoEventLog implements EventLog {
   /**
    * Walks records from `after + 1` in position order up to the first missing position (or `limit`
    * entries when `out` collects them), closing expired gaps when allowed; advances `known`.
+   *
+   * Every query is an `_id` lookup (`$in` over the next positions), the one index every MongoDB-wire
+   * server uses: mongo-java-server ignores non-unique indexes and answers any range filter with a
+   * scan of the whole log, which made each head poll cost O(log).
    */
   private async walk(after: number, limit: number, out: LogEntry[] | undefined): Promise<void> {
     let expected = after + 1;
     let filledAt: number | undefined;
     const projection = out ? undefined : { _id: 1, last: 1 };
+    const take = (record: LogDoc) => {
+      if (out) {
+        for (let i = expected - record._id; i < record.entries.length && out.length < limit; i++) {
+          out.push(toEntry(record._id + i, record.entries[i]!));
+        }
+      }
+    };
+    // `after` may end inside a multi-entry commit (a read that stopped at its limit): that commit
+    // starts before `expected`, so look back for it unless `after` is known to end a record.
+    if (after > 0 && !(after === this.known && this.knownIsEnd)) {
+      const holder = await this.recordBefore(expected, projection);
+      if (holder && holder.last >= expected) {
+        take(holder);
+        if (out && out.length >= limit) {
+          this.advance(out[out.length - 1]!.position, false);
+          return;
+        }
+        expected = holder.last + 1;
+      }
+    }
     read: for (;;) {
-      const want = out ? Math.min(limit - out.length, PAGE) : PAGE;
+      // A full window of positions (a gap is seen up to PAGE positions ahead), but no more records
+      // than entries still wanted (each commit record holds at least one).
+      const window = Array.from({ length: PAGE }, (_, i) => expected + i);
+      const end = expected + PAGE;
+      const most = out ? Math.min(limit - out.length, PAGE) : PAGE;
       const records = await this.records
-        .find({ last: { $gte: expected } }, projection ? { projection } : {})
+        .find({ _id: { $in: window } }, projection ? { projection } : {})
         .sort({ _id: 1 })
-        .limit(want)
+        .limit(most)
         .toArray();
       for (const record of records) {
         // Skips an aborted record inside a range a commit won (a filler that lost the race to it).
@@ -179,26 +213,73 @@ export class MongoEventLog implements EventLog {
           filledAt = expected;
           continue read;
         }
-        if (out) {
-          for (let i = expected - record._id; i < record.entries.length && out.length < limit; i++) {
-            out.push(toEntry(record._id + i, record.entries[i]!));
-          }
-          if (out.length >= limit) {
-            this.advance(out[out.length - 1]!.position);
-            break read;
-          }
+        take(record);
+        if (out && out.length >= limit) {
+          const last = out[out.length - 1]!.position;
+          this.advance(last, last === record.last);
+          break read;
         }
         expected = record.last + 1;
       }
-      if (records.length < want) break;
+      // No record starts at `expected` within the window: the end of the log (or a gap longer than
+      // the window, which the next walk meets once records past it are in reach).
+      if (records.length < most && expected < end) break;
     }
-    this.advance(expected - 1);
+    this.advance(expected - 1, true);
     for (const position of this.gapsSeen.keys()) if (position < expected) this.gapsSeen.delete(position);
   }
 
+  /** The record with the highest `_id` below `position` (looking back 256 positions at a time). */
+  private async recordBefore(
+    position: number,
+    projection: { _id: number; last: number } | undefined,
+  ): Promise<LogDoc | undefined> {
+    for (let top = position - 1; top >= 1; top -= BACK) {
+      const window = Array.from({ length: Math.min(BACK, top) }, (_, i) => top - i);
+      const [record] = await this.records
+        .find({ _id: { $in: window } }, projection ? { projection } : {})
+        .sort({ _id: -1 })
+        .limit(1)
+        .toArray();
+      if (record) return record;
+    }
+    return undefined;
+  }
+
+  /**
+   * The highest position up to `head` below which every commit record is applied (its versions in
+   * place), walking forward from where the last call stopped with `_id` lookups (`applied` only ever
+   * turns true, so what was seen applied stays so).
+   */
+  async appliedUpTo(head: number): Promise<number> {
+    return translated(async () => {
+      let expected = this.applied + 1;
+      while (expected <= head) {
+        const window = Array.from({ length: Math.min(PAGE, head - expected + 1) }, (_, i) => expected + i);
+        const records = await this.records
+          .find({ _id: { $in: window } }, { projection: { _id: 1, last: 1, applied: 1 } })
+          .sort({ _id: 1 })
+          .toArray();
+        let moved = false;
+        for (const record of records) {
+          if (record.last < expected) continue;
+          if (record._id > expected || !record.applied) break;
+          expected = record.last + 1;
+          moved = true;
+        }
+        this.applied = Math.max(this.applied, Math.min(expected - 1, head));
+        if (!moved || expected < window[window.length - 1]! + 1) break;
+      }
+      return Math.min(this.applied, head);
+    });
+  }
+
   /** Everything up to `position` was seen contiguous (positions are never removed). */
-  private advance(position: number): void {
-    if (position > this.known) this.known = position;
+  private advance(position: number, atRecordEnd: boolean): void {
+    if (position > this.known) {
+      this.known = position;
+      this.knownIsEnd = atRecordEnd;
+    }
   }
 
   private gapExpired(position: number): boolean {
@@ -216,18 +297,16 @@ export interface OpenMongoEventLogOptions extends Omit<MongoEventLogOptions, 'ow
 }
 
 /** Opens the event log of a database on a client of its own (the projector's log source). */
-export async function openMongoEventLog(options: OpenMongoEventLogOptions): Promise<MongoEventLog> {
-  const client = new MongoClient(options.uri, {
+export function openMongoEventLog(options: OpenMongoEventLogOptions): Promise<MongoEventLog> {
+  const connectOptions: ConnectOptions = {
+    uri: options.uri,
     readPreference: 'primary',
-    serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000,
-    ...clientLimits,
-  });
-  try {
-    await translated(() => client.connect());
-    await translated(() => client.db('admin').command({ ping: 1 }));
-  } catch (error) {
-    await client.close().catch(() => undefined);
-    throw error;
-  }
-  return new MongoEventLog(client.db(options.dbName), { ...options, owner: client });
+    ...(options.serverSelectionTimeoutMS === undefined
+      ? {}
+      : { serverSelectionTimeoutMS: options.serverSelectionTimeoutMS }),
+  };
+  return connect(
+    connectOptions,
+    async (client) => new MongoEventLog(client.db(options.dbName), { ...options, owner: client }),
+  );
 }

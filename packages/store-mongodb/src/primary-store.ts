@@ -10,18 +10,17 @@ import {
   storeErrorCodes,
   type WriteOperation,
 } from '@eggmesh/store';
-import {
-  type AnyBulkWriteOperation,
-  type ClientSession,
-  type Collection,
-  type Db,
+import type {
+  AnyBulkWriteOperation,
+  ClientSession,
+  Collection,
+  Db,
   MongoClient,
-  type ReadPreferenceMode,
-  type W,
+  ReadPreferenceMode,
 } from 'mongodb';
 import { type CommitMode, chooseCommitMode } from './capabilities.js';
-import { clientLimits } from './client-limits.js';
-import { duplicateKeyIndex, ignoreDuplicate, isUnreachable, translated } from './errors.js';
+import { COMMIT_DEADLINE_MS, type ConnectOptions, clientLimits, connect } from './client-limits.js';
+import { duplicateKeyIndex, ignoreDuplicate, isUnreachable, translated, withDeadline } from './errors.js';
 import { type EntryDoc, fillPositions, LOG, type LogDoc, MongoEventLog } from './event-log.js';
 import { type CurrentDoc, MongoEntityReader, primaryEntities, type VersionDoc } from './reader.js';
 import type { WakeMode } from './wake.js';
@@ -59,6 +58,11 @@ export interface MongoPrimaryStoreOptions {
   readonly clock?: () => number;
   /** Test seams of the log-first protocol. */
   readonly hooks?: MongoStoreHooks;
+  /**
+   * The longest a commit waits from the call (its turn in the queue included) before it fails with
+   * STORE_UNAVAILABLE, outcome unknown (default COMMIT_DEADLINE_MS, 30 s).
+   */
+  readonly commitDeadlineMs?: number;
   /** How `log.waitBeyond` wakes: a change stream where the server has them (`auto`, default) or a poll. */
   readonly wake?: 'auto' | WakeMode;
   /**
@@ -114,6 +118,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
   /** A write's outcome was unknown: recover before the next commit. */
   private recoverBeforeCommit = false;
   private readonly readonly: boolean;
+  private readonly commitDeadlineMs: number;
 
   private constructor(client: MongoClient, db: Db, options: MongoPrimaryStoreOptions) {
     super(db);
@@ -122,6 +127,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     this.gapTimeoutMs = options.gapTimeoutMs ?? 5000;
     this.hooks = options.hooks ?? {};
     this.readonly = options.readonly === true;
+    this.commitDeadlineMs = options.commitDeadlineMs ?? COMMIT_DEADLINE_MS;
     this.logRecords = db.collection<LogDoc>(LOG);
     this.counters = db.collection<CounterDoc>(COUNTERS);
     this.log = new MongoEventLog(db, {
@@ -132,30 +138,24 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
   }
 
   /** Connects, creates collections and indexes, picks the commit mode and recovers unapplied commits. */
-  static async open(options: MongoPrimaryStoreOptions): Promise<MongoPrimaryStore> {
-    const w: W = options.writeConcern ?? 'majority';
-    const client = new MongoClient(options.uri, {
-      writeConcern: { w },
+  static open(options: MongoPrimaryStoreOptions): Promise<MongoPrimaryStore> {
+    const connectOptions: ConnectOptions = {
+      uri: options.uri,
+      writeConcern: options.writeConcern ?? 'majority',
       readPreference: options.readPreference ?? 'primary',
-      serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000,
-      ...clientLimits,
-    });
-    try {
-      await translated(() => client.connect());
+      ...(options.serverSelectionTimeoutMS === undefined
+        ? {}
+        : { serverSelectionTimeoutMS: options.serverSelectionTimeoutMS }),
+    };
+    return connect(connectOptions, async (client, hello) => {
       const store = new MongoPrimaryStore(client, client.db(options.dbName), options);
-      await translated(async () => {
-        const hello = await client.db('admin').command({ isMaster: 1 });
-        store.mode = chooseCommitMode(hello, options.commitMode);
-        if (!store.readonly) {
-          await store.ensureSchema();
-          await store.recover();
-        }
-      });
+      store.mode = chooseCommitMode(hello, options.commitMode);
+      if (!store.readonly) {
+        await store.ensureSchema();
+        await store.recover();
+      }
       return store;
-    } catch (error) {
-      await client.close().catch(() => undefined);
-      throw error;
-    }
+    });
   }
 
   /** How this store makes commits atomic. */
@@ -198,10 +198,26 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
   async commit(operations: readonly WriteOperation[]): Promise<CommitResult> {
     if (this.readonly) throw new StoreError(storeErrorCodes.READ_ONLY, 'this store was opened read-only');
     if (operations.length === 0) return { records: [], position: await this.log.head() };
-    return this.mutex.run(() =>
-      translated(() =>
-        this.mode === 'transactions' ? this.commitInTransaction(operations) : this.commitLogFirst(operations),
-      ),
+    // Every commit answers by its deadline, and a commit whose driver call never settles (a write on
+    // a socket the dying server closed waits for a `drain` that never comes) does not hold the ones
+    // queued behind it: the queue moves on at the deadline, and the abandoned commit stops before
+    // its commit point if it ever resumes (an unknown outcome: the next commit recovers first).
+    const deadline = performance.now() + this.commitDeadlineMs;
+    const gone = new AbortController();
+    const turn = this.mutex.run(() => {
+      if (gone.signal.aborted) throw gone.signal.reason;
+      const running = translated(() =>
+        this.mode === 'transactions'
+          ? this.commitInTransaction(operations)
+          : this.commitLogFirst(operations, gone.signal),
+      );
+      return withDeadline(running, deadline - performance.now(), 'a commit', () => {
+        this.recoverBeforeCommit = true;
+        gone.abort(new StoreError(storeErrorCodes.UNAVAILABLE, 'the commit passed its deadline'));
+      });
+    });
+    return withDeadline(turn, deadline - performance.now(), 'a commit', () =>
+      gone.abort(new StoreError(storeErrorCodes.UNAVAILABLE, 'the commit passed its deadline in the queue')),
     );
   }
 
@@ -286,15 +302,23 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
 
   // --- the log-first protocol -------------------------------------------------------------------
 
-  private async commitLogFirst(operations: readonly WriteOperation[]): Promise<CommitResult> {
+  private async commitLogFirst(
+    operations: readonly WriteOperation[],
+    gone: AbortSignal,
+  ): Promise<CommitResult> {
     if (this.recoverBeforeCommit) {
       await this.recover();
+      gone.throwIfAborted();
       this.recoverBeforeCommit = false;
     }
     for (let attempt = 1; ; attempt++) {
       const plan = await this.planAfterPending(operations);
+      gone.throwIfAborted();
       const record = await this.allocate(plan, undefined);
       await this.hooks.afterAllocate?.(record._id, record.last);
+      // Past its deadline nobody waits for this commit: it must not commit now (its positions stay a
+      // gap until a reader closes it).
+      gone.throwIfAborted();
       try {
         await this.insertRecord(record);
       } catch (error) {
@@ -562,7 +586,12 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
   }
 
   async ping(): Promise<void> {
-    await translated(() => this.db.command({ ping: 1 }));
+    // Bounded like a commit: /ready must answer even when a driver call would not.
+    await withDeadline(
+      translated(() => this.db.command({ ping: 1 })),
+      clientLimits.socketTimeoutMS,
+      'a ping',
+    );
   }
 
   async close(): Promise<void> {

@@ -22,11 +22,10 @@ import {
   type Collection,
   type Db,
   MongoBulkWriteError,
-  MongoClient,
-  type W,
+  type MongoClient,
 } from 'mongodb';
 import { type CommitMode, chooseCommitMode } from './capabilities.js';
-import { clientLimits } from './client-limits.js';
+import { type ConnectOptions, connect } from './client-limits.js';
 import { ignoreDuplicate, translated } from './errors.js';
 import { type CurrentDoc, MongoEntityReader, projectionEntities, type VersionDoc } from './reader.js';
 
@@ -77,6 +76,11 @@ export interface MongoProjectionStoreOptions {
   readonly serverSelectionTimeoutMS?: number;
   /** Test seams of the pending-batch protocol. */
   readonly hooks?: ProjectionHooks;
+  /**
+   * Drops every projection collection and the projector's checkpoint before opening, so the store
+   * starts empty at checkpoint 0 (`rebuild-projections` replays the log into it).
+   */
+  readonly reset?: boolean;
 }
 
 export interface ProjectionHooks {
@@ -112,6 +116,20 @@ export class ProjectionCollections {
       versions: this.db.collection<VersionDoc>(`${entity}_versions`),
       current: this.db.collection<CurrentDoc>(`${entity}_current`),
     };
+  }
+
+  /** Drops the projection documents, state, pending chunks and checkpoint (a rebuild starts over). */
+  async drop(): Promise<void> {
+    const names = [
+      PROJECTOR_META,
+      STATE,
+      BATCHES,
+      ...projectionEntities.flatMap((e) => [`${e}_versions`, `${e}_current`]),
+    ];
+    const existing = new Set(
+      (await this.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name),
+    );
+    for (const name of names) if (existing.has(name)) await this.db.collection(name).drop();
   }
 
   async ensureSchema(): Promise<void> {
@@ -161,7 +179,12 @@ export class ProjectionCollections {
    * repeated application never replaces something newer.
    */
   async finish(pending: Pending): Promise<void> {
-    const chunks = await this.batches.find({ batch: pending.batch }).sort({ n: 1 }).toArray();
+    // By `_id` (`<batch>/<n>`): the one index mongo-java-server uses, so no scan of the collection.
+    const ids = Array.from({ length: pending.chunks }, (_, n) => `${pending.batch}/${n}`);
+    const chunks = await this.batches
+      .find({ _id: { $in: ids } })
+      .sort({ n: 1 })
+      .toArray();
     if (chunks.length !== pending.chunks) {
       // Its chunks are removed only after the checkpoint moved on: someone else finished it.
       const meta = await this.meta.findOne({ _id: 'checkpoint' });
@@ -180,7 +203,7 @@ export class ProjectionCollections {
       { _id: 'checkpoint', 'pending.batch': pending.batch },
       { $set: { value: pending.checkpoint, pending: null } },
     );
-    await this.batches.deleteMany({ batch: pending.batch });
+    await this.batches.deleteMany({ _id: { $in: ids } });
   }
 
   /** Writes documents (versions + current) and state rows of the batch ending at `checkpoint`. */
@@ -289,33 +312,27 @@ export class MongoProjectionStore implements ProjectionStore {
     private readonly hooks: ProjectionHooks,
   ) {}
 
-  static async open(options: MongoProjectionStoreOptions): Promise<MongoProjectionStore> {
-    const w: W = options.writeConcern ?? 'majority';
-    const client = new MongoClient(options.uri, {
-      writeConcern: { w },
-      readPreference: 'primary',
-      serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000,
-      ...clientLimits,
+  static open(options: MongoProjectionStoreOptions): Promise<MongoProjectionStore> {
+    const connectOptions: ConnectOptions = {
+      uri: options.uri,
+      writeConcern: options.writeConcern ?? 'majority',
+      ...(options.serverSelectionTimeoutMS === undefined
+        ? {}
+        : { serverSelectionTimeoutMS: options.serverSelectionTimeoutMS }),
+    };
+    return connect(connectOptions, async (client, hello) => {
+      const hooks = options.hooks ?? {};
+      const collections = new ProjectionCollections(client.db(options.dbName), hooks);
+      if (options.reset) await collections.drop();
+      await collections.ensureSchema();
+      await collections.settled();
+      return new MongoProjectionStore(
+        client,
+        collections,
+        chooseCommitMode(hello, options.commitMode),
+        hooks,
+      );
     });
-    try {
-      return await translated(async () => {
-        await client.connect();
-        const hello = await client.db('admin').command({ isMaster: 1 });
-        const hooks = options.hooks ?? {};
-        const collections = new ProjectionCollections(client.db(options.dbName), hooks);
-        await collections.ensureSchema();
-        await collections.settled();
-        return new MongoProjectionStore(
-          client,
-          collections,
-          chooseCommitMode(hello, options.commitMode),
-          hooks,
-        );
-      });
-    } catch (error) {
-      await client.close().catch(() => undefined);
-      throw error;
-    }
   }
 
   checkpoint(): Promise<number> {

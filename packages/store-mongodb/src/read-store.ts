@@ -1,7 +1,7 @@
 import { type EntityName, entities } from '@eggmesh/schema';
 import type { PageOptions, ReadOptions, ReadStore, RelationPageOptions, StoredRecord } from '@eggmesh/store';
-import { type Db, MongoClient, type ReadPreferenceMode } from 'mongodb';
-import { clientLimits } from './client-limits.js';
+import type { Db, MongoClient, ReadPreferenceMode } from 'mongodb';
+import { type ConnectOptions, connect } from './client-limits.js';
 import { translated } from './errors.js';
 import { LOG, MongoEventLog } from './event-log.js';
 import { MongoProjectionReader, PROJECTOR_META } from './projection-store.js';
@@ -52,26 +52,19 @@ export class MongoReadStore implements ReadStore {
   }
 
   /** Connects (failing with STORE_UNAVAILABLE when no server answers in time). */
-  static async open(options: MongoReadStoreOptions): Promise<MongoReadStore> {
-    const client = new MongoClient(options.uri, {
+  static open(options: MongoReadStoreOptions): Promise<MongoReadStore> {
+    const connectOptions: ConnectOptions = {
+      uri: options.uri,
       readPreference: options.readPreference ?? 'secondaryPreferred',
-      serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000,
-      ...clientLimits,
-    });
-    try {
-      await translated(() => client.connect());
-      const store = new MongoReadStore(
-        client,
-        options.dbName,
-        options.wake ?? 'auto',
-        options.pendingGraceMs,
-      );
-      await store.ping();
-      return store;
-    } catch (error) {
-      await client.close().catch(() => undefined);
-      throw error;
-    }
+      ...(options.serverSelectionTimeoutMS === undefined
+        ? {}
+        : { serverSelectionTimeoutMS: options.serverSelectionTimeoutMS }),
+    };
+    return connect(
+      connectOptions,
+      async (client) =>
+        new MongoReadStore(client, options.dbName, options.wake ?? 'auto', options.pendingGraceMs),
+    );
   }
 
   private source(entity: EntityName): MongoEntityReader {
@@ -88,12 +81,7 @@ export class MongoReadStore implements ReadStore {
   replicaPosition(): Promise<number> {
     return translated(async () => {
       const head = await this.log.head();
-      const [unapplied] = await this.log.records
-        .find({ applied: false, _id: { $lte: head } }, { projection: { _id: 1 } })
-        .sort({ _id: 1 })
-        .limit(1)
-        .toArray();
-      const position = unapplied ? unapplied._id - 1 : head;
+      const position = await this.log.appliedUpTo(head);
       if (position > this.seen.replica) this.seen.replica = position;
       return position;
     });

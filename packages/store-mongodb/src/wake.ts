@@ -1,3 +1,4 @@
+import { VersionSignal } from '@eggmesh/store';
 import type { Db } from 'mongodb';
 
 /** How a waiter learns that the watched collections changed. */
@@ -18,13 +19,12 @@ const STREAM_SAFETY_MS = 1000;
  * `version` is bumped on every change event; `next(seen, …)` returns at once when it moved past
  * `seen`, so an event between a caller's check and its wait is never missed.
  */
-export class Wake {
-  version = 0;
+export class Wake extends VersionSignal {
   private streams: { close(): Promise<void> }[] = [];
-  private readonly waiters = new Set<() => void>();
-  private closed = false;
 
-  private constructor(public mode: WakeMode) {}
+  private constructor(public mode: WakeMode) {
+    super();
+  }
 
   /** Watches the collections `names` of `db`. */
   static async open(db: Db, names: readonly string[], want: 'auto' | WakeMode): Promise<Wake> {
@@ -55,25 +55,8 @@ export class Wake {
    * Resolves after a change event past `seen`, or after `pollMs` in poll mode (the caller re-checks),
    * or `maxMs` at the latest, or on abort.
    */
-  next(seen: number, maxMs: number, pollMs: number, signal?: AbortSignal): Promise<void> {
-    if (this.version !== seen || signal?.aborted || this.closed) return Promise.resolve();
-    const ms = Math.max(0, Math.min(maxMs, this.mode === 'poll' ? pollMs : STREAM_SAFETY_MS));
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal?.addEventListener('abort', done, { once: true });
-      this.waiters.add(done);
-    });
-  }
-
-  private bump(): void {
-    this.version += 1;
-    for (const wake of [...this.waiters]) wake();
+  wait(seen: number, maxMs: number, pollMs: number, signal?: AbortSignal): Promise<void> {
+    return this.next(seen, Math.min(maxMs, this.mode === 'poll' ? pollMs : STREAM_SAFETY_MS), signal);
   }
 
   private async fallBack(): Promise<void> {
@@ -84,9 +67,9 @@ export class Wake {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
+    this.ended = true;
     const streams = this.streams.splice(0);
-    for (const wake of [...this.waiters]) wake();
+    this.wakeAll();
     await Promise.all(streams.map((s) => s.close().catch(() => undefined)));
   }
 }
@@ -105,7 +88,7 @@ export async function waitUntil(
     if (await check()) return true;
     const remaining = deadline - performance.now();
     if (remaining <= 0 || signal?.aborted) return false;
-    await wake.next(seen, remaining, pollMs, signal);
+    await wake.wait(seen, remaining, pollMs, signal);
     pollMs = Math.min(POLL_MAX_MS, Math.round(pollMs * 1.5));
   }
 }

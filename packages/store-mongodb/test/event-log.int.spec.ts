@@ -34,10 +34,16 @@ describe(`MongoDB event log on ${mongodbServer()} (no oplog: bounded poll)`, () 
       release = resolve;
     });
     let stall = false;
+    let holding: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      holding = resolve;
+    });
     const slow = await open({
       hooks: {
         async afterAllocate() {
-          if (stall) await released;
+          if (!stall) return;
+          holding();
+          await released;
         },
       },
     });
@@ -48,7 +54,7 @@ describe(`MongoDB event log on ${mongodbServer()} (no oplog: bounded poll)`, () 
     stall = true;
     const pending = slow.commit([create('two')]);
     // Wait until the slow writer holds position 2, then commit 3 beside it.
-    while ((await reader.log.read(0, 10)).length < 1) await new Promise((r) => setTimeout(r, 5));
+    await held;
     const third = await fast.commit([create('three')]);
     expect(third.position).toBe(3);
 
@@ -64,6 +70,38 @@ describe(`MongoDB event log on ${mongodbServer()} (no oplog: bounded poll)`, () 
     expect(await reader.log.head()).toBe(3);
     expect((await reader.log.read(0, 10)).map((e) => e.payload?.name)).toEqual(['one', 'two', 'three']);
     expect(await reader.log.wakeKind()).toBe('poll');
+  });
+
+  it('reads from inside a multi-entry commit, by any reader, past a gap of many positions', async () => {
+    dbName = freshDbName();
+    const writer = await open({});
+    await writer.commit([create('a')]);
+    const five = await writer.commit([create('b1'), create('b2'), create('b3'), create('b4'), create('b5')]);
+    await writer.commit([create('c')]);
+    expect(five.position).toBe(6);
+    // A reader that never saw the log resumes inside the five-entry commit (positions 2 … 6).
+    const fresh = await open({ readonly: true });
+    expect((await fresh.log.read(3, 2)).map((e) => [e.position, e.payload?.name])).toEqual([
+      [4, 'b3'],
+      [5, 'b4'],
+    ]);
+    // … and again from where that read stopped (inside the same commit), then to the end.
+    expect((await fresh.log.read(5, 10)).map((e) => e.payload?.name)).toEqual(['b5', 'c']);
+    expect(await fresh.log.head()).toBe(7);
+    // More than one window of positions (1000 per query) still reads in order.
+    const many = Array.from({ length: 1200 }, (_, i) => ({
+      position: 8 + i,
+      entity: 'farm' as const,
+      id: randomUUID(),
+      op: 'create' as const,
+      payload: { name: `m${i}`, farm_type: 'local_farm', zone: 'north' },
+      previous: null,
+      createdAt: Date.now() + i,
+    }));
+    await writer.importLog(many);
+    expect(await fresh.log.head()).toBe(1207);
+    const all = await fresh.log.read(0, 2000);
+    expect(all.map((e) => e.position)).toEqual(Array.from({ length: 1207 }, (_, i) => i + 1));
   });
 
   it('waitBeyond: true at once when the head is past, false on timeout or abort, true when a commit lands', async () => {

@@ -48,6 +48,35 @@ describe(`MongoDB log-first protocol on ${mongodbServer()}`, () => {
     dbName = '';
   });
 
+  it('a commit whose server call never settles answers STORE_UNAVAILABLE by its deadline and does not hold the commits behind it', async () => {
+    // The hook stands for a driver call that never settles (a write on a socket the dying server
+    // closed waits for a `drain` that never comes): the first commit stalls there for ever.
+    const stall = gate();
+    let stalls = 1;
+    const writer = await open({
+      commitDeadlineMs: 1000,
+      gapTimeoutMs: 0,
+      hooks: {
+        async afterAllocate() {
+          if (stalls-- > 0) await new Promise<never>(() => undefined);
+        },
+      },
+    });
+    const stuck = writer.commit([create(randomUUID(), 'stuck')]).catch((e: unknown) => e);
+    const queued = writer.commit([create(randomUUID(), 'queued')]).catch((e: unknown) => e);
+    const stuckError = await stuck;
+    expect(isStoreError(stuckError, storeErrorCodes.UNAVAILABLE)).toBe(true);
+    // Queued behind the stuck one: it runs once the queue moved on, or fails by its own deadline.
+    const second = await queued;
+    const after = await writer.commit([create(randomUUID(), 'after')]);
+    stall.open();
+    const names = (await writer.log.read(0, 100)).map((e) => e.payload?.name);
+    expect(names).toContain('after');
+    expect(names).not.toContain('stuck');
+    if (!isStoreError(second, storeErrorCodes.UNAVAILABLE)) expect(names).toContain('queued');
+    expect(after.records[0]?.payload).toMatchObject({ name: 'after' });
+  });
+
   it('stops readers at a position allocated but never written, until the filler closes it', async () => {
     let crash = false;
     const writer = await open({

@@ -1,5 +1,6 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import { VersionSignal } from '@eggmesh/store';
 
 /**
  * Wakes a waiter when SQLite files change, so a consumer of the log sleeps until a writer commits
@@ -7,17 +8,15 @@ import { basename, dirname } from 'node:path';
  * and re-creates its `-wal` file, which would end a watch on the file itself. A commit by another
  * process touches `<db>-wal`, so any change to a name starting with the database's name counts.
  *
- * Waiters compare `version` before their check and after: a change that lands between a check and
- * the wait is never missed (`next(seen)` returns at once when `version` moved past `seen`).
+ * Waiting is VersionSignal's: `next(seen, timeoutMs, signal)` never misses a change that lands
+ * between a waiter's check and its wait.
  */
-export class ChangeSignal {
-  /** Bumped on every change seen. */
-  version = 0;
+export class ChangeSignal extends VersionSignal {
   private readonly watchers: FSWatcher[] = [];
-  private readonly waiters = new Set<() => void>();
 
   /** Watches the databases at `files` (any SQLite file paths; their `-wal`/`-shm` siblings count). */
   constructor(files: readonly string[]) {
+    super();
     const byDir = new Map<string, string[]>();
     for (const file of files) {
       const dir = dirname(file);
@@ -37,33 +36,9 @@ export class ChangeSignal {
     }
   }
 
-  /**
-   * Resolves when a change arrives after `seen` (a `version` read before the caller's last check),
-   * after `timeoutMs` at the latest, or when `signal` aborts.
-   */
-  next(seen: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    if (this.version !== seen || signal?.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      signal?.addEventListener('abort', done, { once: true });
-      this.waiters.add(done);
-    });
-  }
-
   close(): void {
     for (const watcher of this.watchers) watcher.close();
     this.watchers.length = 0;
-    for (const wake of [...this.waiters]) wake();
-  }
-
-  private bump(): void {
-    this.version += 1;
-    for (const wake of [...this.waiters]) wake();
+    this.wakeAll();
   }
 }

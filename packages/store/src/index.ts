@@ -28,3 +28,4 @@ export type {
   StoredRecord,
   WriteOperation,
 } from './types.js';
+export { VersionSignal } from './version-signal.js';

@@ -21,43 +21,26 @@ import { Projector } from './projector.js';
 const spec = {
   command: 'pnpm rebuild-projections',
   summary:
-    'Rebuilds container_inventory, hen_productivity and farm_output from log position 0 into a new\ngeneration, then switches readers and the running projector to it. The old projections keep serving\nuntil then. One rebuild at a time (exit 3 if another is running).',
+    'Rebuilds container_inventory, hen_productivity and farm_output from log position 0. SQLite: into a\nnew generation, then switches readers and the running projector to it; the old projections keep\nserving until then; one rebuild at a time (exit 3 if another is running). MongoDB: in place, with\nthe checkpoint reset to 0 (readers see the projections catch up; see docs/architecture.md).',
   options: {
     batch: { type: 'string', value: 'N', description: 'log entries applied per transaction (default 5000)' },
     json: { type: 'boolean', description: 'print the summary as one JSON line' },
     quiet: { type: 'boolean', description: 'no progress on stderr' },
   },
-  env: ['EGGMESH_DATA_DIR', 'EGGMESH_SQLITE_SYNC'],
+  env: [
+    'EGGMESH_STORE',
+    'EGGMESH_DATA_DIR',
+    'EGGMESH_SQLITE_SYNC',
+    'EGGMESH_MONGODB_URI',
+    'EGGMESH_MONGODB_DB',
+  ],
 } as const satisfies CommandSpec<Readonly<Record<string, CliOption>>>;
 
 const values = parseCommandLine(spec);
 const config = loadConfig();
-if (config.store !== 'sqlite') {
-  // The MongoDB tier has no generation switch yet: its projections are rebuilt by dropping the
-  // projection collections (and projector_meta) and letting the projector replay the log.
-  console.error('rebuild-projections works on the embedded tier (EGGMESH_STORE=sqlite) only, for now');
-  process.exit(2);
-}
 const batchSize = values.batch ? Number(values.batch) : 5000;
 if (!Number.isInteger(batchSize) || batchSize < 1) usageError(spec, '--batch must be a whole number ≥ 1');
-const dir = dataFiles(config.dataDir).projectionsDir;
-// One rebuild at a time: each removes the generations it does not know, including one another rebuild
-// is still writing. The SQLite write lock is released when the process dies, so a killed rebuild never
-// blocks the next one.
-const lock = openDatabase(join(dir, 'rebuild.lock'), { busyTimeoutMs: 0 });
-try {
-  lock.exec('BEGIN EXCLUSIVE');
-} catch {
-  console.error(`another rebuild is running on ${dir}`);
-  process.exit(3);
-}
-const log = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m));
-const previous = currentGeneration(dir);
-const generation = newGenerationName();
-const store = openProjectionStore({ dir, generation, synchronous: config.sqliteSync, deferCurrent: true });
-const projector = new Projector(log.log, store, batchSize);
-
-const started = performance.now();
+let started = performance.now();
 const tty = process.stderr.isTTY && !values.quiet;
 let lastPrint = 0;
 let lastNonTty = 0;
@@ -79,29 +62,90 @@ const progress = (position: number, head: number, final = false) => {
   }
 };
 
-// Catch up until a pass finds nothing new, then point everyone at the new generation.
-let position = await projector.catchUp(progress);
-store.finishDeferredCurrent();
-for (let more = await projector.catchUp(progress); more > position; more = await projector.catchUp(progress))
-  position = more;
-const seconds = (performance.now() - started) / 1000;
-progress(position, Math.max(position, await log.log.head()), true);
-promoteGeneration(dir, generation);
-await store.close();
-await log.close();
-const removed = removeStaleGenerations(dir, previous ? [previous] : []);
-lock.close();
+/** Catches up until a pass finds nothing new (writes may land during the rebuild); the last position. */
+async function catchUpAll(projector: Projector, afterFirst?: () => void): Promise<number> {
+  let position = await projector.catchUp(progress);
+  afterFirst?.();
+  for (
+    let more = await projector.catchUp(progress);
+    more > position;
+    more = await projector.catchUp(progress)
+  )
+    position = more;
+  return position;
+}
 
-const summary = {
-  generation,
-  previous,
-  events: position,
-  seconds: Number(seconds.toFixed(3)),
-  eventsPerSecond: Math.round(position / Math.max(seconds, 1e-3)),
-  removed,
+const summarize = (
+  events: number,
+  generation: string | null,
+  previous: string | null,
+  removed: readonly string[],
+) => {
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    generation,
+    previous,
+    events,
+    seconds: Number(seconds.toFixed(3)),
+    eventsPerSecond: Math.round(events / Math.max(seconds, 1e-3)),
+    removed,
+  };
 };
+
+/**
+ * MongoDB: in place. The projection collections and the checkpoint are dropped, then the log is
+ * replayed from position 0 through the ports (the same Projector as the service). A projector service
+ * still running meanwhile cooperates through the checkpoint compare-and-set: its next commit conflicts,
+ * it forgets its cache and carries on from the rebuilt checkpoint.
+ */
+async function rebuildOnMongo(): Promise<ReturnType<typeof summarize>> {
+  const { openMongoEventLog, openMongoProjectionStore } = await import('@eggmesh/store-mongodb');
+  const { uri, dbName, writeConcern } = config.mongodb;
+  const log = await openMongoEventLog({ uri, dbName, serverSelectionTimeoutMS: 10_000 });
+  const store = await openMongoProjectionStore({ uri, dbName, writeConcern, reset: true });
+  try {
+    const projector = new Projector(log, store, batchSize);
+    started = performance.now();
+    const position = await catchUpAll(projector);
+    progress(position, Math.max(position, await log.head()), true);
+    return summarize(position, null, null, []);
+  } finally {
+    await store.close();
+    await log.close();
+  }
+}
+
+async function rebuildOnSqlite(): Promise<ReturnType<typeof summarize>> {
+  const dir = dataFiles(config.dataDir).projectionsDir;
+  // One rebuild at a time: each removes the generations it does not know, including one another rebuild
+  // is still writing. The SQLite write lock is released when the process dies, so a killed rebuild never
+  // blocks the next one.
+  const lock = openDatabase(join(dir, 'rebuild.lock'), { busyTimeoutMs: 0 });
+  try {
+    lock.exec('BEGIN EXCLUSIVE');
+  } catch {
+    console.error(`another rebuild is running on ${dir}`);
+    process.exit(3);
+  }
+  const log = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m));
+  const previous = currentGeneration(dir);
+  const generation = newGenerationName();
+  const store = openProjectionStore({ dir, generation, synchronous: config.sqliteSync, deferCurrent: true });
+  const projector = new Projector(log.log, store, batchSize);
+  started = performance.now();
+  const position = await catchUpAll(projector, () => store.finishDeferredCurrent());
+  progress(position, Math.max(position, await log.log.head()), true);
+  promoteGeneration(dir, generation);
+  await store.close();
+  await log.close();
+  const removed = removeStaleGenerations(dir, previous ? [previous] : []);
+  lock.close();
+  return summarize(position, generation, previous, removed);
+}
+
+const summary = config.store === 'mongodb' ? await rebuildOnMongo() : await rebuildOnSqlite();
 if (values.json) console.log(JSON.stringify(summary));
 else
   console.log(
-    `rebuilt ${summary.events.toLocaleString('en')} events in ${summary.seconds} s (${summary.eventsPerSecond.toLocaleString('en')} events/s) into ${generation}`,
+    `rebuilt ${summary.events.toLocaleString('en')} events in ${summary.seconds} s (${summary.eventsPerSecond.toLocaleString('en')} events/s) ${summary.generation ? `into ${summary.generation}` : `in place on MongoDB (${config.mongodb.dbName})`}`,
   );

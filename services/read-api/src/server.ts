@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { commonServiceEnv, connectLog, loadConfig, parseCommandLine, serve } from '@eggmesh/service-kit';
-import { Connecting, ConnectingReadStore, openMongoReadStore } from '@eggmesh/store-mongodb';
 import { dataFiles, openReadStore, type SqliteReadStore } from '@eggmesh/store-sqlite';
 import { buildApp } from './app.js';
 
@@ -59,8 +58,12 @@ parseCommandLine({
 });
 // The composition root: the storage adapters EGGMESH_STORE names are built here and nowhere else.
 const config = loadConfig();
-/** MongoDB: reads from secondaries when there are any; connects in the background (/ready 503 until then). */
-const mongoStore = () => {
+/**
+ * MongoDB: reads from secondaries when there are any; connects in the background (/ready 503 until
+ * then). The adapter (and the mongodb driver) is loaded only here, never on SQLite.
+ */
+const mongoStore = async () => {
+  const { Connecting, ConnectingReadStore, openMongoReadStore } = await import('@eggmesh/store-mongodb');
   const { uri, dbName } = config.mongodb;
   return new ConnectingReadStore(
     new Connecting(
@@ -75,6 +78,6 @@ const mongoStore = () => {
     ),
   );
 };
-const store = config.store === 'mongodb' ? mongoStore() : await openWhenReady(config.dataDir);
+const store = config.store === 'mongodb' ? await mongoStore() : await openWhenReady(config.dataDir);
 const app = buildApp({ config, store });
 await serve(app, { port: config.ports.read, config, onClose: () => store.close() });

@@ -7,13 +7,6 @@ import {
   serve,
 } from '@eggmesh/service-kit';
 import type { EntityReader, PrimaryStore } from '@eggmesh/store';
-import {
-  Connecting,
-  ConnectingPrimaryStore,
-  ConnectingReadStore,
-  openMongoPrimaryStore,
-  openMongoReadStore,
-} from '@eggmesh/store-mongodb';
 import { dataFiles, openPrimaryStore, ProjectionReader, SqliteReadStore } from '@eggmesh/store-sqlite';
 import { buildApp } from './app.js';
 
@@ -44,8 +37,21 @@ function sqliteStores(): { primary: PrimaryStore; reader: EntityReader & { close
   return { primary, reader: new SqliteReadStore(primary, new ProjectionReader(files.projectionsDir)) };
 }
 
-/** MongoDB: connects in the background, so the service answers (/ready 503, writes 503) until it can. */
-function mongoStores(): { primary: PrimaryStore; reader: EntityReader & { close(): Promise<void> } } {
+/**
+ * MongoDB: connects in the background, so the service answers (/ready 503, writes 503) until it can.
+ * The adapter (and the mongodb driver) is loaded only here, never on SQLite.
+ */
+async function mongoStores(): Promise<{
+  primary: PrimaryStore;
+  reader: EntityReader & { close(): Promise<void> };
+}> {
+  const {
+    Connecting,
+    ConnectingPrimaryStore,
+    ConnectingReadStore,
+    openMongoPrimaryStore,
+    openMongoReadStore,
+  } = await import('@eggmesh/store-mongodb');
   const { uri, dbName, writeConcern } = config.mongodb;
   const log = connectLog('write-api', `MongoDB at ${uri}`);
   const primary = new ConnectingPrimaryStore(
@@ -63,7 +69,7 @@ function mongoStores(): { primary: PrimaryStore; reader: EntityReader & { close(
   return { primary, reader };
 }
 
-const { primary, reader } = config.store === 'mongodb' ? mongoStores() : sqliteStores();
+const { primary, reader } = config.store === 'mongodb' ? await mongoStores() : sqliteStores();
 const app = await buildApp({ config, primary, reader, logger: loggerOptions(config, 'write-api') });
 await serve(app, {
   port: config.ports.write,
