@@ -54,7 +54,7 @@ try {
 const log = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m));
 const previous = currentGeneration(dir);
 const generation = newGenerationName();
-const store = openProjectionStore({ dir, generation, synchronous: config.sqliteSync, deferCurrent: true });
+const store = openProjectionStore({ dir, generation, synchronous: config.sqliteSync, deferCurrent: true, bulk: true });
 const projector = new Projector(log.log, store, batchSize);
 
 const started = performance.now();
@@ -82,6 +82,7 @@ const progress = (position: number, head: number, final = false) => {
 // Catch up until a pass finds nothing new, then point everyone at the new generation.
 let position = await projector.catchUp(progress);
 store.finishDeferredCurrent();
+store.finishBulk();
 for (let more = await projector.catchUp(progress); more > position; more = await projector.catchUp(progress))
   position = more;
 const seconds = (performance.now() - started) / 1000;
