@@ -104,6 +104,9 @@ function groupBy<T, G>(
   return new Map([...out].map(([g, set]) => [g, [...set]]));
 }
 
+const byId = (a: { readonly id: string }, b: { readonly id: string }): number =>
+  a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+
 interface StateRow {
   kind: string;
   id: string;
@@ -128,7 +131,7 @@ export interface ProjectionStoreOptions {
   readonly deferCurrent?: boolean;
   /**
    * Build a generation nobody reads yet: no journal on disk and no fsync per commit, a large page
-   * cache, the file locked to this connection, until `finishBulk()` makes it durable and an ordinary
+   * cache, until `finishBulk()` makes it durable and an ordinary
    * WAL database. A crash before that leaves a file that was never promoted (the next rebuild removes it).
    */
   readonly bulk?: boolean;
@@ -166,7 +169,6 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
       // The journal stays in memory (a failed transaction still rolls back); nothing is fsynced.
       this.db.pragma('journal_mode = MEMORY');
       this.db.pragma('synchronous = OFF');
-      this.db.pragma('locking_mode = EXCLUSIVE');
       this.db.pragma(`cache_size = -${BULK_CACHE_KIB}`);
     }
     this.db.exec(VersionTables.ddl(projectionEntities) + STATE_DDL);
@@ -203,7 +205,9 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
         rows.push({ id: doc.id, createdAt: doc.createdAt, payload: json, live: doc.live });
         if (!this.deferCurrent) last.set(`${doc.entity}\u0000${doc.id}`, { doc, json });
       }
-      for (const [entity, rows] of byEntity) this.tables.appendVersions(entity, rows);
+      // In id order (a stable sort keeps each id's versions in log order): consecutive inserts land on
+      // neighbouring pages of the (id, created_at) index instead of random ones.
+      for (const [entity, rows] of byEntity) this.tables.appendVersions(entity, rows.sort(byId));
       for (const { doc, json } of last.values()) {
         this.tables.setCurrent(doc.entity, doc.id, doc.createdAt, json, doc.live);
       }
@@ -244,7 +248,6 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
    */
   finishBulk(): void {
     if (!this.bulk) return;
-    this.db.pragma('locking_mode = NORMAL');
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`synchronous = ${this.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     this.db.pragma('cache_size = -65536');

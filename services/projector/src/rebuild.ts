@@ -54,7 +54,13 @@ try {
 const log = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m));
 const previous = currentGeneration(dir);
 const generation = newGenerationName();
-const store = openProjectionStore({ dir, generation, synchronous: config.sqliteSync, deferCurrent: true, bulk: true });
+const store = openProjectionStore({
+  dir,
+  generation,
+  synchronous: config.sqliteSync,
+  deferCurrent: true,
+  bulk: true,
+});
 const projector = new Projector(log.log, store, batchSize);
 
 const started = performance.now();
