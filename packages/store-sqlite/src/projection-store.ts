@@ -201,7 +201,10 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
       for (const doc of batch.documents) {
         const json = JSON.stringify(doc.payload);
         let rows = byEntity.get(doc.entity);
-        if (!rows) byEntity.set(doc.entity, (rows = []));
+        if (!rows) {
+          rows = [];
+          byEntity.set(doc.entity, rows);
+        }
         rows.push({ id: doc.id, createdAt: doc.createdAt, payload: json, live: doc.live });
         if (!this.deferCurrent) last.set(`${doc.entity}\u0000${doc.id}`, { doc, json });
       }
