@@ -251,7 +251,10 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
    */
   finishBulk(): void {
     if (!this.bulk) return;
-    this.db.pragma('journal_mode = WAL');
+    // Switching needs the file to itself for a moment (busy_timeout waits for a passing reader); a
+    // generation left in rollback mode would make readers and the projector block each other.
+    const mode = this.db.pragma('journal_mode = WAL', { simple: true });
+    if (mode !== 'wal') throw new Error(`${this.generation} stayed in journal mode ${String(mode)}, not WAL`);
     this.db.pragma(`synchronous = ${this.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     this.db.pragma('cache_size = -65536');
     const fd = openSync(join(this.dir, this.generation), 'r');
