@@ -1,4 +1,15 @@
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { type EntityName, entities, entityNames } from '@eggmesh/schema';
 import {
@@ -19,7 +30,7 @@ import {
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
-import { tableNames, VersionTables, VersionTablesReader } from './version-tables.js';
+import { tableNames, type VersionInsert, VersionTables, VersionTablesReader } from './version-tables.js';
 
 export const projectionEntities: readonly EntityName[] = entityNames.filter(
   (e) => entities[e].kind === 'projection',
@@ -93,6 +104,9 @@ function groupBy<T, G>(
   return new Map([...out].map(([g, set]) => [g, [...set]]));
 }
 
+const byId = (a: { readonly id: string }, b: { readonly id: string }): number =>
+  a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+
 interface StateRow {
   kind: string;
   id: string;
@@ -115,13 +129,23 @@ export interface ProjectionStoreOptions {
   readonly synchronous?: Synchronous;
   /** Leave the current tables empty until `finishDeferredCurrent()` (for a generation nobody reads yet). */
   readonly deferCurrent?: boolean;
+  /**
+   * Build a generation nobody reads yet: no journal on disk and no fsync per commit, a large page
+   * cache, until `finishBulk()` makes it durable and an ordinary
+   * WAL database. A crash before that leaves a file that was never promoted (the next rebuild removes it).
+   */
+  readonly bulk?: boolean;
 }
+
+/** Page cache of a bulk build (KiB, as SQLite's negative `cache_size`): the indexes of a large generation. */
+const BULK_CACHE_KIB = 512 * 1024;
 
 /** The projector's writable store over one generation file. */
 export class SqliteProjectionStore extends VersionTablesReader implements ProjectionStore {
   readonly db: SqliteDatabase;
   readonly generation: string;
   protected readonly tables: VersionTables;
+  private readonly synchronous: Synchronous;
   private readonly putState: Statement;
   private readonly stateMany: Statement;
   private readonly byRefMany: Statement;
@@ -135,10 +159,18 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
     generation: string,
     synchronous?: Synchronous,
     private deferCurrent = false,
+    private bulk = false,
   ) {
     super();
     this.generation = generation;
     this.db = openDatabase(join(dir, generation), synchronous ? { synchronous } : {});
+    this.synchronous = synchronous ?? 'normal';
+    if (bulk) {
+      // The journal stays in memory (a failed transaction still rolls back); nothing is fsynced.
+      this.db.pragma('journal_mode = MEMORY');
+      this.db.pragma('synchronous = OFF');
+      this.db.pragma(`cache_size = -${BULK_CACHE_KIB}`);
+    }
     this.db.exec(VersionTables.ddl(projectionEntities) + STATE_DDL);
     this.tables = new VersionTables(this.db, projectionEntities, true);
     this.stateMany = this.db.prepare(
@@ -162,13 +194,23 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
           `checkpoint moved to ${at} while a batch from ${batch.expectedCheckpoint} was being applied`,
         );
       }
-      // Every version is kept (so `at` reads are exact); the current table needs only each id's last.
+      // Every version is kept (so `at` reads are exact), appended per entity in log order (a version's
+      // seq orders it only among its own id's); the current table needs only each id's last.
+      const byEntity = new Map<EntityName, VersionInsert[]>();
       const last = new Map<string, { doc: ProjectionWrite; json: string }>();
       for (const doc of batch.documents) {
         const json = JSON.stringify(doc.payload);
-        this.tables.appendVersion(doc.entity, doc.id, doc.createdAt, json, doc.live);
+        let rows = byEntity.get(doc.entity);
+        if (!rows) {
+          rows = [];
+          byEntity.set(doc.entity, rows);
+        }
+        rows.push({ id: doc.id, createdAt: doc.createdAt, payload: json, live: doc.live });
         if (!this.deferCurrent) last.set(`${doc.entity}\u0000${doc.id}`, { doc, json });
       }
+      // In id order (a stable sort keeps each id's versions in log order): consecutive inserts land on
+      // neighbouring pages of the (id, created_at) index instead of random ones.
+      for (const [entity, rows] of byEntity) this.tables.appendVersions(entity, rows.sort(byId));
       for (const { doc, json } of last.values()) {
         this.tables.setCurrent(doc.entity, doc.id, doc.createdAt, json, doc.live);
       }
@@ -189,14 +231,39 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
       .transaction(() => {
         for (const entity of projectionEntities) {
           const { versions, current } = tableNames(entity);
+          // Each id's newest version, found in one ordered pass over the (id, created_at) index (with a
+          // single max(), SQLite takes the bare `seq` from the row holding the max), rows fetched by seq.
           this.db.exec(`DELETE FROM ${current};
           INSERT INTO ${current} (id, created_at, payload)
-          SELECT v.id, v.created_at, v.payload FROM ${versions} v
-          WHERE v.deleted = 0 AND v.created_at = (SELECT max(w.created_at) FROM ${versions} w WHERE w.id = v.id)`);
+          SELECT v.id, v.created_at, v.payload
+          FROM (SELECT max(created_at) AS newest, seq FROM ${versions} GROUP BY id) n
+          JOIN ${versions} v ON v.seq = n.seq
+          WHERE v.deleted = 0`);
         }
       })
       .immediate();
     this.deferCurrent = false;
+  }
+
+  /**
+   * Ends a bulk build: the file goes back to WAL with the configured synchronous level and is fsynced,
+   * so what was built survives a power cut before anyone is pointed at it. Call before promoting.
+   */
+  finishBulk(): void {
+    if (!this.bulk) return;
+    // Switching needs the file to itself for a moment (busy_timeout waits for a passing reader); a
+    // generation left in rollback mode would make readers and the projector block each other.
+    const mode = this.db.pragma('journal_mode = WAL', { simple: true });
+    if (mode !== 'wal') throw new Error(`${this.generation} stayed in journal mode ${String(mode)}, not WAL`);
+    this.db.pragma(`synchronous = ${this.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+    this.db.pragma('cache_size = -65536');
+    const fd = openSync(join(this.dir, this.generation), 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    this.bulk = false;
   }
 
   checkpointSync(): number {
@@ -290,7 +357,13 @@ export function openProjectionStore(options: ProjectionStoreOptions): SqliteProj
   let generation = options.generation ?? currentGeneration(options.dir);
   const fresh = generation === null;
   generation ??= newGenerationName();
-  const store = new SqliteProjectionStore(options.dir, generation, options.synchronous, options.deferCurrent);
+  const store = new SqliteProjectionStore(
+    options.dir,
+    generation,
+    options.synchronous,
+    options.deferCurrent,
+    options.bulk,
+  );
   if (fresh) promoteGeneration(options.dir, generation);
   return store;
 }

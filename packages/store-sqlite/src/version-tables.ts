@@ -183,6 +183,7 @@ class EntityTables {
   /** `versionsOf` statements by filter field. */
   private readonly versionStatements = new Map<string, Statement>();
   private bySeq: Statement | undefined;
+  private readonly insertMany = new Map<number, Statement>();
 
   /** `SELECT … FROM` the current rows with their payloads, as `c.id, c.created_at, payload`. */
   private readonly currentFrom: string;
@@ -194,7 +195,7 @@ class EntityTables {
   constructor(
     private readonly db: SqliteDatabase,
     readonly entity: EntityName,
-    writable: boolean,
+    private readonly writable: boolean,
     readonly layout: CurrentLayout,
   ) {
     const { versions, current } = tableNames(entity);
@@ -283,6 +284,20 @@ class EntityTables {
       )
       .raw(true);
     return this.bySeq;
+  }
+
+  /** `INSERT OR REPLACE` of `rows` versions in one statement (writable tables only). */
+  insertVersions(rows: number): Statement {
+    let statement = this.insertMany.get(rows);
+    if (!statement) {
+      if (!this.writable) throw new StoreError(storeErrorCodes.READ_ONLY, 'this store was opened read-only');
+      const { versions } = tableNames(this.entity);
+      statement = this.db.prepare(
+        `INSERT OR REPLACE INTO ${versions} (id, created_at, deleted, payload) VALUES ${Array(rows).fill('(?, ?, ?, ?)').join(', ')}`,
+      );
+      this.insertMany.set(rows, statement);
+    }
+    return statement;
   }
 
   field(field: string): FieldStatements {
@@ -528,6 +543,26 @@ export class VersionTables {
   }
 
   /**
+   * Appends many versions of one entity (each replacing one of its id at the same time), in order,
+   * `APPEND_ROWS` rows per statement: one call into SQLite per chunk instead of one per version.
+   * Leaves the current table alone.
+   */
+  appendVersions(entity: EntityName, rows: readonly VersionInsert[]): void {
+    const t = this.of(entity);
+    const params: unknown[] = [];
+    let i = 0;
+    for (; i + APPEND_ROWS <= rows.length; i += APPEND_ROWS) {
+      params.length = 0;
+      for (let j = i; j < i + APPEND_ROWS; j++) pushVersion(params, rows[j]!);
+      t.insertVersions(APPEND_ROWS).run(params);
+    }
+    if (i === rows.length) return;
+    params.length = 0;
+    for (let j = i; j < rows.length; j++) pushVersion(params, rows[j]!);
+    t.insertVersions(rows.length - i).run(params);
+  }
+
+  /**
    * Makes the current table hold this version, or nothing for the id when it is not live.
    * Inline layout only (the referenced layout goes through `write`).
    */
@@ -537,6 +572,21 @@ export class VersionTables {
     if (live && payload !== null) t.upsertCurrent.run(id, createdAt, payload);
     else t.deleteCurrent.run(id);
   }
+}
+
+/** One version for `appendVersions`: `payload` already serialized. */
+export interface VersionInsert {
+  readonly id: string;
+  readonly createdAt: number;
+  readonly payload: string | null;
+  readonly live: boolean;
+}
+
+/** Rows per multi-row INSERT (4 parameters each, well under SQLite's 32,766). */
+const APPEND_ROWS = 64;
+
+function pushVersion(params: unknown[], row: VersionInsert): void {
+  params.push(row.id, row.createdAt, row.live ? 0 : 1, row.payload);
 }
 
 /** The async EntityReader port over a store's version tables (SQLite answers synchronously). */

@@ -43,6 +43,13 @@ runProjectionStoreContract('SQLite (a projection generation file)', {
   dispose: cleanUp,
 });
 
+runProjectionStoreContract('SQLite (a generation being bulk-built, as a rebuild writes it)', {
+  async open() {
+    return openProjectionStore({ dir: tempDir(), bulk: true });
+  },
+  dispose: cleanUp,
+});
+
 runReadStoreContract('SQLite (read-only handles on the primary and the current generation)', {
   async open() {
     const dir = tempDir();

@@ -130,10 +130,21 @@ async function rebuildOnSqlite(): Promise<ReturnType<typeof summarize>> {
   const log = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m));
   const previous = currentGeneration(dir);
   const generation = newGenerationName();
-  const store = openProjectionStore({ dir, generation, synchronous: config.sqliteSync, deferCurrent: true });
+  // Bulk: nobody reads the generation until it is promoted, so it is built without a journal on disk;
+  // finishBulk() puts it in WAL and fsyncs it once, before anyone is pointed at it.
+  const store = openProjectionStore({
+    dir,
+    generation,
+    synchronous: config.sqliteSync,
+    deferCurrent: true,
+    bulk: true,
+  });
   const projector = new Projector(log.log, store, batchSize);
   started = performance.now();
-  const position = await catchUpAll(projector, () => store.finishDeferredCurrent());
+  const position = await catchUpAll(projector, () => {
+    store.finishDeferredCurrent();
+    store.finishBulk();
+  });
   progress(position, Math.max(position, await log.log.head()), true);
   promoteGeneration(dir, generation);
   await store.close();
