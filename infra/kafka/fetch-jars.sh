@@ -1,45 +1,4 @@
 #!/usr/bin/env bash
-# Puts the jars of the Kafka test broker (see pom.xml) in a cache directory and prints that
-# directory. Runs Maven once; later calls find the finished cache and return at once.
-#   cache: ${XDG_CACHE_HOME:-$HOME/.cache}/eggmesh/kafka-jars (refetched when pom.xml changes)
-set -euo pipefail
-
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-dir="${XDG_CACHE_HOME:-$HOME/.cache}/eggmesh/kafka-jars"
-stamp="$(sha256sum "$here/pom.xml" | cut -c1-16)"
-
-if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$stamp" ]; then
-  echo "$dir"
-  exit 0
-fi
-
-"$BASH" "$here/../ensure-tools.sh" java
-if ! command -v java >/dev/null 2>&1; then
-  echo "eggmesh: the Kafka test broker needs Java 17 or newer on PATH (Debian: apt-get install openjdk-17-jre-headless)" >&2
-  exit 3
-fi
-major="$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')"
-if [ -z "$major" ] || [ "${major%%.*}" -lt 17 ]; then
-  echo "eggmesh: the Kafka test broker needs Java 17 or newer, found '${major:-unknown}' (Debian: apt-get install openjdk-17-jre-headless)" >&2
-  exit 3
-fi
-if ! command -v mvn >/dev/null 2>&1; then
-  echo "eggmesh: fetching the Kafka test broker's jars needs Maven on PATH (Debian: apt-get install maven)" >&2
-  exit 3
-fi
-
-# Fetch into a private directory, then move it into place: concurrent test runs never see half a cache.
-mkdir -p "$(dirname "$dir")"
-tmp="$(mktemp -d "$dir.tmp.XXXXXX")"
-trap 'rm -rf "$tmp"' EXIT
-mvn -q -B -f "$here/pom.xml" dependency:copy-dependencies -DoutputDirectory="$tmp" >&2
-echo "$stamp" > "$tmp/.complete"
-if [ -d "$dir" ]; then
-  if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$stamp" ]; then
-    echo "$dir" # another run finished first
-    exit 0
-  fi
-  rm -rf "$dir"
-fi
-mv -T "$tmp" "$dir" 2>/dev/null || [ -f "$dir/.complete" ]
-echo "$dir"
+# Puts the jars of the Kafka test broker (see pom.xml) in a cache directory and prints that directory
+# (infra/fetch-jars.sh does the work for every Java test server).
+exec "$BASH" "$(dirname "${BASH_SOURCE[0]}")/../fetch-jars.sh" kafka "the Kafka test broker"
