@@ -2,6 +2,7 @@ import type { EntityName } from '@eggmesh/schema';
 import type { EventLog, LogEntry, Operation } from '@eggmesh/store';
 import type { Collection, Db, MongoClient } from 'mongodb';
 import { type ConnectOptions, connect } from './client-limits.js';
+import { Connecting, ConnectingEventLog, type ConnectingOptions } from './connecting.js';
 import { ignoreDuplicate, translated } from './errors.js';
 import { Wake, type WakeMode, waitUntil } from './wake.js';
 
@@ -308,5 +309,18 @@ export function openMongoEventLog(options: OpenMongoEventLogOptions): Promise<Mo
   return connect(
     connectOptions,
     async (client) => new MongoEventLog(client.db(options.dbName), { ...options, owner: client }),
+  );
+}
+
+/**
+ * The log, connecting in the background: the port at once, calls answer STORE_UNAVAILABLE (and waits
+ * wait) until MongoDB answers, retried every second. What the projector's and relay's entry files use.
+ */
+export function connectingMongoEventLog(
+  options: Pick<OpenMongoEventLogOptions, 'uri' | 'dbName'>,
+  connecting: ConnectingOptions = {},
+): ConnectingEventLog {
+  return new ConnectingEventLog(
+    new Connecting(() => openMongoEventLog({ ...options, serverSelectionTimeoutMS: 5000 }), connecting),
   );
 }

@@ -9,6 +9,7 @@ export {
 } from './connecting.js';
 export { isUnreachable } from './errors.js';
 export {
+  connectingMongoEventLog,
   MongoEventLog,
   type MongoEventLogOptions,
   type OpenMongoEventLogOptions,

@@ -92,14 +92,10 @@ async function openLog(): Promise<Source> {
     };
   }
   if (config.store === 'mongodb') {
-    const { Connecting, ConnectingEventLog, openMongoEventLog } = await import('@eggmesh/store-mongodb');
+    const { connectingMongoEventLog } = await import('@eggmesh/store-mongodb');
     const { uri, dbName } = config.mongodb;
-    const log = new ConnectingEventLog(
-      new Connecting(
-        () => openMongoEventLog({ uri, dbName, serverSelectionTimeoutMS: 5000 }),
-        connectLog('projector', `MongoDB at ${uri}`),
-      ),
-    );
+    // Connecting in the background: the projector answers /health at once and retries until MongoDB answers.
+    const log = connectingMongoEventLog({ uri, dbName }, connectLog('projector', `MongoDB at ${uri}`));
     return { log, problem: () => null, close: () => log.close() };
   }
   const primary = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m), stop.signal);

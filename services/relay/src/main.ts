@@ -24,15 +24,10 @@ let running = false;
 
 async function openPrimaryLog(): Promise<{ log: EventLog; close(): Promise<void> }> {
   if (config.store === 'mongodb') {
-    const { Connecting, ConnectingEventLog, openMongoEventLog } = await import('@eggmesh/store-mongodb');
+    const { connectingMongoEventLog } = await import('@eggmesh/store-mongodb');
     const { uri, dbName } = config.mongodb;
     // Connecting in the background: the relay answers /health at once and retries until MongoDB answers.
-    const log = new ConnectingEventLog(
-      new Connecting(
-        () => openMongoEventLog({ uri, dbName, serverSelectionTimeoutMS: 5000 }),
-        connectLog('relay', `MongoDB at ${uri}`),
-      ),
-    );
+    const log = connectingMongoEventLog({ uri, dbName }, connectLog('relay', `MongoDB at ${uri}`));
     return { log, close: () => log.close() };
   }
   const { openPrimaryWhenCreated } = await import('@eggmesh/store-sqlite');
