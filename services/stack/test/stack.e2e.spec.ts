@@ -8,18 +8,22 @@ import { serverName } from '../../../infra/mongodb/server.mjs';
 import { freePort, stackMain as main } from './helpers.js';
 
 // The whole stack as `pnpm start` (SQLite) and `pnpm start:scaled` (MongoDB-wire server, Kafka broker,
-// the same four processes and the relay) run it, driven through the edge: the same assertions on both tiers.
+// the same four processes and the relay) run it, driven through the edge: the same assertions on every tier.
+// The third tier is `EGGMESH_LOG=store pnpm start:scaled`: MongoDB only, the projector tailing MongoDB's
+// own event log (no broker, no relay).
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers are checked by value, field by field, below.
 type Doc = Record<string, any>;
 
-type Tier = 'sqlite' | 'mongodb';
+type Tier = 'sqlite' | 'mongodb' | 'mongodb-log';
 
 function stackSuite(tier: Tier): void {
   const label =
     tier === 'mongodb'
       ? `scaled stack on MongoDB (${serverName}) with the log on Kafka (${kafkaServerName})`
-      : 'embedded stack on SQLite';
-  const args = tier === 'mongodb' ? [main, '--scaled'] : [main];
+      : tier === 'mongodb-log'
+        ? `scaled stack on MongoDB (${serverName}) with the projector on MongoDB's own log`
+        : 'embedded stack on SQLite';
+  const args = tier === 'sqlite' ? [main] : [main, '--scaled'];
   describe(tier, () => {
     const dir = mkdtempSync(join(tmpdir(), 'eggmesh-stack-'));
     let stack: ChildProcess;
@@ -95,7 +99,9 @@ function stackSuite(tier: Tier): void {
               EGGMESH_DEV_KAFKA_PORT: String(await freePort()),
               RELAY_PORT: String(ports.relay),
             }
-          : {}),
+          : tier === 'mongodb-log'
+            ? { EGGMESH_DEV_MONGODB_PORT: String(await freePort()), EGGMESH_LOG: 'store' }
+            : {}),
       };
       stack = spawn(process.execPath, args, {
         env,
@@ -109,6 +115,19 @@ function stackSuite(tier: Tier): void {
     afterAll(async () => {
       if (stack.exitCode === null) stack.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('names the store and the log it runs on in its banner', async () => {
+      const expected = {
+        sqlite: ['embedded tier: SQLite files, no servers'],
+        mongodb: ['scaled tier: MongoDB at ', 'the log on Kafka at '],
+        'mongodb-log': ['scaled tier: MongoDB at ', 'the log in the store'],
+      }[tier];
+      const banner = await until(async () => {
+        const text = output.join('');
+        return expected.every((e) => text.includes(e)) ? text : undefined;
+      });
+      expect(banner.includes('relay '), 'a relay runs only with the log on Kafka').toBe(tier === 'mongodb');
     });
 
     describe(`the ${label} through the edge`, () => {
@@ -348,4 +367,4 @@ function stackSuite(tier: Tier): void {
   });
 }
 
-for (const tier of ['sqlite', 'mongodb'] as const) stackSuite(tier);
+for (const tier of ['sqlite', 'mongodb', 'mongodb-log'] as const) stackSuite(tier);
