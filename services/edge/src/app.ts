@@ -17,7 +17,7 @@ import type { FastifyError, FastifyInstance, FastifyServerOptions } from 'fastif
 import { EdgeError } from './errors.js';
 import { apiGuideText, landingPage } from './landing.js';
 import { Forwarder, tooLarge, writeError } from './proxy.js';
-import { upstreamFor } from './routes.js';
+import { isRestRead, type Upstream, upstreamFor } from './routes.js';
 
 export interface EdgeOptions {
   readonly config: Config;
@@ -27,6 +27,11 @@ export interface EdgeOptions {
    * forwarding them; REST is always forwarded to the write-api.
    */
   readonly read?: (request: IncomingMessage, response: ServerResponse) => void;
+  /**
+   * Answers the REST reads (GET and HEAD of `/<entity>/api…`) in this process: the write-api's own
+   * read routes over this process's replica (see server.ts). Writes are always forwarded.
+   */
+  readonly restReads?: (request: IncomingMessage, response: ServerResponse) => void;
 }
 
 /** What sendError needs of a reply. */
@@ -73,7 +78,18 @@ const pathOf = (url: string | undefined): string => {
  * that did not answer; its error bodies name the service, never its address (the log has that).
  */
 export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
-  const { config, read } = options;
+  const { config, read, restReads } = options;
+  /** Where a routed request goes: the in-process read side, or the forwarder. */
+  const route = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    upstream: Upstream,
+    path: string,
+  ): void => {
+    if (upstream === 'read' && read) read(request, response);
+    else if (restReads && isRestRead(request.method, path)) restReads(request, response);
+    else proxy.handle(request, response, upstream);
+  };
   const ownHeaders = corsHeaders(config.corsOrigin);
   let app: FastifyInstance | undefined;
   let metrics: Metrics | undefined;
@@ -93,7 +109,8 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
     // The data path: forwarded requests go to the proxy before Fastify sees them.
     serverFactory: (handler) =>
       createServer((request, response) => {
-        const upstream = request.method === 'CONNECT' ? null : upstreamFor(pathOf(request.url));
+        const path = pathOf(request.url);
+        const upstream = request.method === 'CONNECT' ? null : upstreamFor(path);
         if (upstream && metrics) {
           const started = performance.now();
           const counted = metrics;
@@ -106,8 +123,7 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
             ),
           );
         }
-        if (upstream === 'read' && read) read(request, response);
-        else if (upstream) proxy.handle(request, response, upstream);
+        if (upstream) route(request, response, upstream, path);
         else handler(request, response);
       }),
     // Requests Fastify refuses before routing (a malformed URL): 400 in the edge's own shape.
@@ -131,14 +147,14 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
   }
   // Requests that reach Fastify on a forwarded path (inject() in tests skips the HTTP server): the same proxy.
   app.addHook('onRequest', (request, reply, done) => {
-    const upstream = upstreamFor(pathOf(request.url));
+    const path = pathOf(request.url);
+    const upstream = upstreamFor(path);
     if (!upstream) {
       done();
       return;
     }
     reply.hijack();
-    if (upstream === 'read' && read) read(request.raw, reply.raw);
-    else proxy.handle(request.raw, reply.raw, upstream);
+    route(request.raw, reply.raw, upstream, path);
   });
   // The edge's own answers carry the CORS headers the services send.
   app.addHook('onSend', async (request, reply, payload) => {

@@ -1,8 +1,10 @@
 /** Which service answers a path: REST and its docs go to the write-api, GraphQL to the read-api. */
 export type Upstream = 'write' | 'read';
 
+const restPath = /^\/[a-z_]+\/api(\/|$)/;
+
 const rules: readonly [RegExp, Upstream][] = [
-  [/^\/[a-z_]+\/api(\/|$)/, 'write'],
+  [restPath, 'write'],
   [/^\/[a-z_]+\/graph\/?$/, 'read'],
   [/^\/graphql\/?$/, 'read'],
   [/^\/graphiql(\/|$)/, 'read'],
@@ -13,4 +15,9 @@ const rules: readonly [RegExp, Upstream][] = [
 export function upstreamFor(path: string): Upstream | null {
   for (const [pattern, upstream] of rules) if (pattern.test(path)) return upstream;
   return null;
+}
+
+/** A REST read (GET or HEAD of `/<entity>/api…`): a read process can answer it from its replica. */
+export function isRestRead(method: string | undefined, path: string): boolean {
+  return (method === 'GET' || method === 'HEAD') && restPath.test(path);
 }

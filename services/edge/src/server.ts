@@ -15,7 +15,7 @@ import { buildApp } from './app.js';
 parseCommandLine({
   command: 'node services/edge/dist/server.js',
   summary:
-    'The single front door: /<entity>/api to the write-api; /<entity>/graph, /graphql and /graphiql to the\nread-api. `pnpm start` runs it under the supervisor.',
+    'The single front door: /<entity>/api to the write-api; /<entity>/graph, /graphql and /graphiql to the\nread-api. On SQLite (EGGMESH_EDGE_GRAPHQL not proxy) it answers GraphQL and the REST reads (GET/HEAD of\n/<entity>/api) itself from the data files, read-only. `pnpm start` runs it under the supervisor.',
   env: [
     ...commonServiceEnv,
     'EDGE_PORT',
@@ -47,7 +47,9 @@ async function openStore(log: (msg: string) => void): Promise<SqliteReadStore> {
   }
 }
 
-let read: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
+type Handler = (request: IncomingMessage, response: ServerResponse) => void;
+let read: Handler | undefined;
+let restReads: Handler | undefined;
 let closeRead: (() => Promise<void>) | undefined;
 let readApi: FastifyInstance | undefined;
 // Embedded GraphQL reads the SQLite files; on the scaled tier the edge forwards GraphQL to the read-api.
@@ -58,17 +60,25 @@ if (config.edgeGraphql !== 'proxy' && config.store === 'sqlite') {
   // Loaded only here: a proxying edge does not carry the read side's modules (about 30 MiB of RSS).
   const { buildApp: buildReadApp } = await import('@eggmesh/read-api');
   const readApp = buildReadApp({ config, store });
+  // REST reads too: the write-api's read routes over the same read-only files. On SQLite a write is
+  // acknowledged after its COMMIT, so the next read here sees it (read-your-writes holds without a hop).
+  const { buildApp: buildRestApp } = await import('@eggmesh/write-api');
+  const restApp = await buildRestApp({ config, reader: store, logger: loggerOptions(config, 'edge') });
+  restReads = await embed(restApp, config);
   if (config.edgeGraphql === 'read-api') {
     // The read-api's app also listens on READ_API_PORT (serve() below, with the edge's own limits,
     // /health and shutdown): this process stands in for the read-api process.
     readApi = readApp;
     read = (request, response) => readApp.routing(request, response);
-    closeRead = async () => store.close();
+    closeRead = async () => {
+      await restApp.close();
+      store.close();
+    };
   } else {
     // Served inside the edge's HTTP server with what serve() gives the read-api's own (see embed()).
     read = await embed(readApp, config);
     closeRead = async () => {
-      await readApp.close();
+      await Promise.all([readApp.close(), restApp.close()]);
       store.close();
     };
   }
@@ -77,6 +87,7 @@ const app = await buildApp({
   config,
   logger: { ...loggerOptions(config, 'edge') },
   ...(read ? { read } : {}),
+  ...(restReads ? { restReads } : {}),
 });
 await serve(app, {
   port: config.ports.edge,

@@ -15,8 +15,6 @@ import {
 import type { EntityReader, PrimaryStore } from '@eggmesh/store';
 import { isStoreError, storeErrorCodes } from '@eggmesh/store';
 import cors from '@fastify/cors';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type {
   FastifyError,
   FastifyInstance,
@@ -30,7 +28,12 @@ import { allowedMethods, registerEntityRoutes } from './routes/entities.js';
 
 export interface WriteApiOptions {
   readonly config: Config;
-  readonly primary: PrimaryStore;
+  /**
+   * Where writes go. Without it the app answers the REST reads only (GET and HEAD of
+   * `/<entity>/api…`, through the same routes, errors and hooks) and has no docs and no `/ready`:
+   * what a read process serves in place of forwarding them (the edge on SQLite, see services/edge).
+   */
+  readonly primary?: PrimaryStore;
   readonly reader: EntityReader;
   readonly clock?: () => number;
   readonly logger?: FastifyServerOptions['logger'];
@@ -137,6 +140,26 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
   };
   app.setNotFoundHandler(notFound);
 
+  const { primary } = options;
+  if (primary) await documentAndProbe(app, primary);
+
+  await registerEntityRoutes(app, {
+    config,
+    primary,
+    reader: options.reader,
+    clock: options.clock ?? Date.now,
+    auth: new Authenticator(config.auth),
+    metrics,
+  });
+  return app;
+}
+
+/** The OpenAPI document and its UI, `/health` and `/ready`: what only the write process serves. */
+async function documentAndProbe(app: FastifyInstance, primary: PrimaryStore): Promise<void> {
+  const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([
+    import('@fastify/swagger'),
+    import('@fastify/swagger-ui'),
+  ]);
   await app.register(swagger, {
     mode: 'dynamic',
     openapi: {
@@ -172,21 +195,11 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
   };
   app.get('/ready', { schema: readySchema }, async (_request, reply) => {
     try {
-      await options.primary.ping();
+      await primary.ping();
       return { status: 'ready' };
     } catch (error) {
       reply.code(503);
       return new ApiError('EGGMESH_UNAVAILABLE', [], { cause: String(error) }).toBody();
     }
   });
-
-  await registerEntityRoutes(app, {
-    config,
-    primary: options.primary,
-    reader: options.reader,
-    clock: options.clock ?? Date.now,
-    auth: new Authenticator(config.auth),
-    metrics,
-  });
-  return app;
 }

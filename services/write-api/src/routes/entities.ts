@@ -12,7 +12,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface EntityRouteOptions {
   readonly config: Config;
-  readonly primary: PrimaryStore;
+  /** Absent: only the read routes (GET, HEAD) are registered. */
+  readonly primary: PrimaryStore | undefined;
   /** Reads every entity: the primary for actors and events, the projection store for projections. */
   readonly reader: EntityReader;
   readonly clock: () => number;
@@ -90,6 +91,7 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
       : { ...record.payload, id: record.id };
 
   const commit = async (reply: FastifyReply, operations: WriteOperation[]) => {
+    if (!primary) throw new Error('write-api: a write route without a primary store');
     const result = await metrics.timeStore('commit', () => primary.commit(operations));
     reply.header('x-log-position', String(result.position));
     return result;
@@ -147,6 +149,7 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
       return present(record, at);
     },
   );
+  if (!primary) return;
 
   const hidden = { schema: { hide: true } };
   if (isProjection) {
