@@ -75,30 +75,31 @@ const LINGER_MAX_BYTES = 64 * 1024 * 1024;
  * and a client still uploading then loses the 413 already on its way (it sees "connection reset").
  */
 export function lingerOnRefusedBody(app: FastifyInstance, maxMs: number): void {
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Callback-style: an async hook would cost every answer a promise for the rare 413.
+  app.addHook('onSend', (request, reply, payload, next) => {
     const raw = request.raw;
-    if (reply.statusCode !== 413 || raw.complete || raw.destroyed) return payload;
-    await new Promise<void>((resolve) => {
-      let seen = 0;
-      const done = () => {
-        clearTimeout(timer);
-        raw.off('data', count);
-        raw.off('end', done);
-        raw.off('error', done);
-        raw.off('close', done);
-        resolve();
-      };
-      const count = (chunk: Buffer) => {
-        seen += chunk.length;
-        if (seen > LINGER_MAX_BYTES) done();
-      };
-      const timer = setTimeout(done, maxMs);
-      raw.on('data', count);
-      raw.once('end', done);
-      raw.once('error', done);
-      raw.once('close', done);
-      raw.resume();
-    });
-    return payload;
+    if (reply.statusCode !== 413 || raw.complete || raw.destroyed) {
+      next(null, payload);
+      return;
+    }
+    let seen = 0;
+    const done = () => {
+      clearTimeout(timer);
+      raw.off('data', count);
+      raw.off('end', done);
+      raw.off('error', done);
+      raw.off('close', done);
+      next(null, payload);
+    };
+    const count = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > LINGER_MAX_BYTES) done();
+    };
+    const timer = setTimeout(done, maxMs);
+    raw.on('data', count);
+    raw.once('end', done);
+    raw.once('error', done);
+    raw.once('close', done);
+    raw.resume();
   });
 }

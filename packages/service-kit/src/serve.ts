@@ -68,18 +68,24 @@ export async function serve(app: FastifyInstance, options: ServeOptions): Promis
     applyHttpLimits(served.server, options.config.http, served.log, options.config.bodyLimitBytes);
     // Built by serviceApp() already, or (the read-api builds its own Fastify) given the defaults here.
     withServiceDefaults(served, options.config);
-    served.addHook('preSerialization', async (request, _reply, payload: unknown) => {
-      if (request.routeOptions.url !== '/health' || typeof payload !== 'object' || payload === null) {
-        return payload;
+    // Callback-style: an async hook would cost every answer a promise for /health's sake.
+    served.addHook('preSerialization', (request, _reply, payload: unknown, done) => {
+      if (
+        request.routeOptions.url !== '/health' ||
+        typeof payload !== 'object' ||
+        payload === null ||
+        Array.isArray(payload)
+      ) {
+        done(null, payload);
+        return;
       }
-      if (Array.isArray(payload)) return payload;
-      return {
+      done(null, {
         ...payload,
         service: name,
         pid: process.pid,
         uptimeS: Math.round(process.uptime()),
         eventLoop: loop.stats(),
-      };
+      });
     });
   };
   prepare(app, service);
