@@ -31,6 +31,20 @@ describe('soak: RSS curves', () => {
     expect(judged.maxMiB).toBe(159);
   });
 
+  it('calls a curve that climbs, then stays flat for its last two minutes, bounded (a cache warming up)', () => {
+    // 10 minutes: +0.2 MiB every 5 s until 450 s (the soak's projector, 2026-11-24), then flat.
+    const plateau = Array.from({ length: 121 }, (_, i) => [i * 5, 150 + Math.min(i, 90) * 0.55] as const);
+    const judged = judgeCurve('projector', plateau, 70, 200);
+    expect(judged.settled).toBe(true);
+    expect(judged.bounded).toBe(true);
+    // The same climb without the plateau is growth.
+    const climbing = Array.from({ length: 121 }, (_, i) => [i * 5, 150 + i * 0.55] as const);
+    expect(judgeCurve('projector', climbing, 70, 220)).toMatchObject({ settled: false, bounded: false });
+    // Flat only for the last minute: too short to call it settled.
+    const late = Array.from({ length: 121 }, (_, i) => [i * 5, 150 + Math.min(i, 108) * 0.55] as const);
+    expect(judgeCurve('projector', late, 70, 220)).toMatchObject({ settled: false, bounded: false });
+  });
+
   it('draws one path per process', () => {
     const svg = lineChartSvg({
       title: 'RSS',

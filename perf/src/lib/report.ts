@@ -325,7 +325,7 @@ export function soakMarkdown(soak: SoakResult): string[] {
     '|---|--:|--:|--:|--:|--:|--:|---|',
     ...soak.curves.map(
       (c) =>
-        `| ${c.service} | ${mib(c.idleBeforeMiB)} | ${mib(c.middleMiB)} | ${mib(c.lastMiB)} | ${mib(c.maxMiB)} | ${c.slopeMiBPerMin.toFixed(2)} | ${mib(c.idleAfterMiB)} | ${c.bounded ? 'no (bounded)' : '**yes?** (growing)'} |`,
+        `| ${c.service} | ${mib(c.idleBeforeMiB)} | ${mib(c.middleMiB)} | ${mib(c.lastMiB)} | ${mib(c.maxMiB)} | ${c.slopeMiBPerMin.toFixed(2)} | ${mib(c.idleAfterMiB)} | ${c.settled ? 'no (settled: flat for its last 2 min)' : c.bounded ? 'no (bounded)' : '**yes?** (growing)'} |`,
     ),
     `| **whole stack** | **${mib(soak.idleBeforeTotalMiB)}** | | | | | **${mib(soak.idleAfterTotalMiB)}** | |`,
   ];

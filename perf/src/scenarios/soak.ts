@@ -34,8 +34,13 @@ export interface RssCurve {
   /** Least-squares slope over the second half of the load, MiB per minute. */
   readonly slopeMiBPerMin: number;
   /**
-   * The last third sits at most 10% (+ 8 MiB) above the middle one and the late slope is under
-   * 2 MiB/min; a curve shorter than a minute is not judged (true).
+   * The last SETTLE_S seconds of samples stay within SETTLE_BAND_MIB of each other: the process
+   * reached its size (a cache filled up) and stopped there.
+   */
+  readonly settled: boolean;
+  /**
+   * Settled, or the last third sits at most 10% (+ 8 MiB) above the middle one and the late slope is
+   * under 2 MiB/min; a curve shorter than a minute is not judged (true).
    */
   readonly bounded: boolean;
 }
@@ -72,6 +77,10 @@ export function slope(points: readonly (readonly [number, number])[]): number {
   return den === 0 ? 0 : num / den;
 }
 
+/** How long the end of a curve must stay flat, and how flat, to count as settled. */
+const SETTLE_S = 120;
+const SETTLE_BAND_MIB = 2;
+
 /** Judges one process's curve under load. */
 export function judgeCurve(
   service: string,
@@ -86,6 +95,12 @@ export function judgeCurve(
   const middleMiB = middle.length > 0 ? median(middle) : Number.NaN;
   const lastMiB = last.length > 0 ? median(last) : Number.NaN;
   const slopeMiBPerMin = slope(points.slice(Math.floor(points.length / 2))) * 60;
+  const end = points.at(-1)?.[0] ?? 0;
+  const tail = points.filter((p) => p[0] >= end - SETTLE_S).map((p) => p[1]);
+  const settled =
+    end - (points[0]?.[0] ?? end) >= 2 * SETTLE_S &&
+    tail.length >= 2 &&
+    Math.max(...tail) - Math.min(...tail) <= SETTLE_BAND_MIB;
   return {
     service,
     points,
@@ -95,8 +110,9 @@ export function judgeCurve(
     middleMiB,
     lastMiB,
     slopeMiBPerMin,
+    settled,
     // Under a minute of samples, a slope per minute says nothing: not judged (counted as bounded).
-    bounded: (points.at(-1)?.[0] ?? 0) < 60 || (lastMiB <= middleMiB * 1.1 + 8 && slopeMiBPerMin < 2),
+    bounded: end < 60 || settled || (lastMiB <= middleMiB * 1.1 + 8 && slopeMiBPerMin < 2),
   };
 }
 
@@ -188,7 +204,7 @@ export const soak: Scenario = {
         curves
           .map(
             (c) =>
-              `${c.service} ${c.middleMiB.toFixed(0)}→${c.lastMiB.toFixed(0)} MiB (${c.bounded ? 'bounded' : 'GROWING'})`,
+              `${c.service} ${c.middleMiB.toFixed(0)}→${c.lastMiB.toFixed(0)} MiB (${c.settled ? 'settled' : c.bounded ? 'bounded' : 'GROWING'})`,
           )
           .join(', '),
     );
