@@ -22,6 +22,8 @@ interface Row {
 
 /** A row of the multi-row statements, read as an array (cheaper than an object per row): id, created_at, payload. */
 type RawRow = [id: string, createdAt: number, payload: string];
+/** `id, created_at, version` of a current row (referenced layout). */
+type VersionRef = [id: string, createdAt: number, seq: number];
 
 interface VersionRow {
   seq: number;
@@ -98,6 +100,8 @@ export const RECORD_CACHE_BYTES = 4 * 1024 * 1024;
 interface Cached {
   readonly text: string;
   readonly record: StoredRecord;
+  /** The version row (`seq`) the text was read from, when known. */
+  readonly seq: number | undefined;
 }
 
 /**
@@ -114,7 +118,19 @@ export class RecordCache {
 
   constructor(private readonly maxBytes = RECORD_CACHE_BYTES) {}
 
-  record(entity: EntityName, id: string, createdAt: number, text: string): StoredRecord {
+  /**
+   * The record of version `seq` of `id`, when that is the version parsed here. A version row never
+   * changes and its `seq` is never reused (rewriting an `(id, created_at)` inserts a new row with a
+   * new `seq`), so the version identifies the text without reading it.
+   */
+  byVersion(entity: EntityName, id: string, createdAt: number, seq: number): StoredRecord | undefined {
+    const known = this.byEntity.get(entity)?.get(id);
+    return known !== undefined && known.seq === seq && known.record.createdAt === createdAt
+      ? known.record
+      : undefined;
+  }
+
+  record(entity: EntityName, id: string, createdAt: number, text: string, seq?: number): StoredRecord {
     let entries = this.byEntity.get(entity);
     if (!entries) {
       entries = new Map();
@@ -122,6 +138,7 @@ export class RecordCache {
     }
     const known = entries.get(id);
     if (known !== undefined && known.text === text && known.record.createdAt === createdAt) {
+      if (seq !== undefined && known.seq !== seq) entries.set(id, { ...known, seq });
       return known.record;
     }
     const record: StoredRecord = {
@@ -136,7 +153,7 @@ export class RecordCache {
     const size = text.length;
     if (size > this.maxBytes) return record;
     this.bytes += size;
-    entries.set(id, { text, record });
+    entries.set(id, { text, record, seq });
     this.evict(entries);
     return record;
   }
@@ -165,6 +182,8 @@ interface FieldStatements {
   at: Statement;
   currentAll: Statement;
   atAll: Statement;
+  /** `currentAll` without payloads: `id, created_at, version` (referenced layout only). */
+  currentVersionsAll: Statement | undefined;
 }
 
 /** Prepared statements reading one entity's tables, current or `at` a time. */
@@ -341,6 +360,16 @@ class EntityTables {
          LIMIT CAST(@limit AS INTEGER)`,
         )
         .raw(true),
+      currentVersionsAll:
+        this.layout === 'referenced'
+          ? this.db
+              .prepare(
+                `SELECT c.id, c.created_at, c.version FROM ${tableNames(this.entity).current} c
+         WHERE c.${col} IN (SELECT value FROM json_each(@values)) AND c.id > @after
+         LIMIT CAST(@limit AS INTEGER)`,
+              )
+              .raw(true)
+          : undefined,
     };
     this.byField.set(field, statements);
     return statements;
@@ -396,6 +425,36 @@ export class VersionTables {
     for (let i = 0; i < rows.length; i++) {
       const [id, createdAt, payload] = rows[i] as RawRow;
       out[i] = cache ? cache.record(entity, id, createdAt, payload) : toRecord(id, createdAt, payload);
+    }
+    return out;
+  }
+
+  /**
+   * The records of current rows given as `[id, created_at, version]`: parsed ones reused by version,
+   * the payloads of the others read in one statement. Undefined when a version is gone by then (a
+   * write replaced it between the two statements): the caller reads the rows whole instead.
+   */
+  private recordsOfVersions(entity: EntityName, refs: readonly VersionRef[]): StoredRecord[] | undefined {
+    const cache = this.cache;
+    if (!cache) return undefined;
+    const out = new Array<StoredRecord>(refs.length);
+    const missing: number[] = [];
+    for (let i = 0; i < refs.length; i++) {
+      const [id, createdAt, seq] = refs[i] as VersionRef;
+      const known = cache.byVersion(entity, id, createdAt, seq);
+      if (known) out[i] = known;
+      else missing.push(i);
+    }
+    if (missing.length === 0) return out;
+    const seqs = missing.map((i) => (refs[i] as VersionRef)[2]);
+    const rows = this.of(entity).payloadsBySeq.all(JSON.stringify(seqs)) as Array<[number, string, string]>;
+    const texts = new Map<number, string>();
+    for (const [seq, , payload] of rows) texts.set(seq, payload);
+    for (const i of missing) {
+      const [id, createdAt, seq] = refs[i] as VersionRef;
+      const text = texts.get(seq);
+      if (text === undefined) return undefined;
+      out[i] = cache.record(entity, id, createdAt, text, seq);
     }
     return out;
   }
@@ -471,9 +530,17 @@ export class VersionTables {
       limit: most < Number.MAX_SAFE_INTEGER ? most + 1 : -1,
       at: options?.at,
     };
-    const rows = (options?.at === undefined ? s.currentAll.all(params) : s.atAll.all(params)) as RawRow[];
-    if (rows.length > most) return unique.flatMap(pageOf);
-    const records = this.records(entity, rows);
+    let records: StoredRecord[] | undefined;
+    if (options?.at === undefined && s.currentVersionsAll && this.cache) {
+      const refs = s.currentVersionsAll.all(params) as VersionRef[];
+      if (refs.length > most) return unique.flatMap(pageOf);
+      records = this.recordsOfVersions(entity, refs);
+    }
+    if (!records) {
+      const rows = (options?.at === undefined ? s.currentAll.all(params) : s.atAll.all(params)) as RawRow[];
+      if (rows.length > most) return unique.flatMap(pageOf);
+      records = this.records(entity, rows);
+    }
     if (!paged || records.length <= limit) return records;
     const groups = new Map<unknown, StoredRecord[]>();
     for (const record of records) {

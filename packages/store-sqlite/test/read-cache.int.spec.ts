@@ -76,6 +76,32 @@ describe('the read-only store reuses parsed records only while the stored row is
     expect(await read.get('farm', f)).toBeNull();
   });
 
+  it('findByAny reuses a record by its version, and sees a new version at once, even at the same clock', async () => {
+    const f = randomUUID();
+    const c = randomUUID();
+    await writer.commit([
+      { op: 'create', entity: 'farm', id: f, payload: farm('a') },
+      { op: 'create', entity: 'coop', id: c, payload: coop(f, 'x') },
+    ]);
+    // First read parses the payload; the second finds the same version and reuses the record.
+    const first = (await read.findByAny('coop', 'farm_id', [f], { limit: 10 }))[0];
+    expect(first?.payload.name).toBe('x');
+    expect((await read.findByAny('coop', 'farm_id', [f], { limit: 10 }))[0]).toBe(first);
+    // Same clock: the store still gives the update its own, later version.
+    await writer.commit([{ op: 'update', entity: 'coop', id: c, payload: coop(f, 'y') }]);
+    const paged = (await read.findByAny('coop', 'farm_id', [f], { limit: 10 }))[0];
+    expect(paged?.payload.name).toBe('y');
+    expect(paged?.createdAt).toBeGreaterThan(first?.createdAt ?? 0);
+    expect((await read.findByAny('coop', 'farm_id', [f]))[0]?.payload.name).toBe('y');
+    expect((await read.get('coop', c))?.payload.name).toBe('y');
+    // A record first read by get is reused by findByAny once its version is known.
+    const byGet = await read.get('farm', f);
+    const coops = await read.findByAny('coop', 'farm_id', [f]);
+    expect(await read.findByAny('coop', 'farm_id', [f])).toEqual(coops);
+    expect((await read.findByAny('coop', 'farm_id', [f]))[0]).toBe(coops[0]);
+    expect(byGet?.payload.name).toBe('a');
+  });
+
   it('pages many values in one findByAny: each value its own page, now and at a time', async () => {
     const farms = Array.from({ length: 300 }, () => randomUUID());
     const ops = farms.flatMap((f) =>
