@@ -24,7 +24,7 @@ export interface EdgeOptions {
   readonly logger?: FastifyServerOptions['logger'];
   /**
    * Answers the read-api's paths in this process (the read-api's own app, see server.ts) instead of
-   * forwarding them; REST is always forwarded to the write-api.
+   * forwarding them; REST writes are always forwarded to the write-api.
    */
   readonly read?: (request: IncomingMessage, response: ServerResponse) => void;
   /**
@@ -70,7 +70,8 @@ const pathOf = (url: string | undefined): string => {
 
 /**
  * One front door for MeshQL-style clients: `/<entity>/api` (and the REST docs) to the write-api,
- * `/<entity>/graph`, `/graphql` and `/graphiql` to the read-api. Forwarded requests never enter Fastify:
+ * `/<entity>/graph`, `/graphql` and `/graphiql` to the read-api; given the read side (`read`,
+ * `restReads`), the GraphQL paths and the REST reads are answered in process. Forwarded requests never enter Fastify:
  * the HTTP server hands them straight to a lean `node:http` proxy (see proxy.ts; the latency scenario in
  * perf/ measured reply-from at several times the cost). Fastify only answers what the edge answers
  * itself: `/`, `/health`, `/ready`, unknown routes, malformed requests. It answers 4xx for what the
