@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChangeSignal, openPrimaryStore, type SqlitePrimaryStore } from '@eggmesh/store-sqlite';
@@ -47,6 +47,33 @@ describe('ChangeSignal on a real SQLite primary', () => {
     abort.abort();
     await waiting;
     expect(signal.version).toBe(seen);
+  });
+
+  it('wakes a waiter again after an event that came before the change was visible', async () => {
+    // A commit writes its WAL frames (the file event) before it publishes them in the WAL index (no
+    // event): a waiter woken by the event may look too early. Here the "commit" becomes visible only
+    // after the waiter has looked, with no further file event; the wait's own timeout is 10 minutes.
+    const wal = new ChangeSignal([join(dir, 'early.db')]);
+    try {
+      let visible = false;
+      let looks = 0;
+      const waiter = (async () => {
+        for (;;) {
+          const seen = wal.version;
+          looks++;
+          if (visible) return;
+          await wal.next(seen, 600_000);
+        }
+      })();
+      const before = looks;
+      appendFileSync(join(dir, 'early.db-wal'), 'frames');
+      while (looks === before) await new Promise((resolve) => setTimeout(resolve, 1));
+      visible = true;
+      await waiter;
+      expect(looks).toBeGreaterThan(before + 1);
+    } finally {
+      wal.close();
+    }
   });
 
   it('ignores files that are not the watched database', async () => {
