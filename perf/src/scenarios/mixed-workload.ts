@@ -1,10 +1,10 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { compareCaseFromRuns } from '../lib/compare.js';
-import { check, checkEqual, GateError, graphql, http } from '../lib/gate.js';
+import { checkEqual, graphql, http } from '../lib/gate.js';
 import { assertClean, type LoadResult, type LoadSpec, measure, runLoad, type Step } from '../lib/load.js';
 import type { ServiceName } from '../lib/stack.js';
-import { SampleBuffer, summarizeLatencies } from '../lib/stats.js';
-import { expectStatus, graphStep, newContainer, Picker, urls } from './common.js';
+import { summarizeLatencies } from '../lib/stats.js';
+import { expectStatus, graphStep, Picker, urls } from './common.js';
+import { LagProbe } from './lag-probe.js';
 import { queries } from './queries.js';
 import type { CaseResult, Scenario, ScenarioContext, Side } from './types.js';
 
@@ -81,68 +81,6 @@ export function readerSteps(context: ScenarioContext): Step[] {
   ];
 }
 
-/**
- * Lag probe (ours only): deposits 1 egg into a container nobody else touches, then reads its
- * inventory with `x-min-position` set to the write's log position; the lag is the time from the
- * write's acknowledgement to a read that shows the new count.
- */
-class LagProbe {
-  readonly samples = new SampleBuffer();
-  #deposits = 0;
-  #containerId = '';
-
-  constructor(
-    readonly rest: string,
-    readonly graph: string,
-    readonly sourceFarmId: string,
-  ) {}
-
-  async prepare(context: ScenarioContext): Promise<void> {
-    const created = await http('POST', `${this.rest}/container/api`, newContainer(context.rng, 100_000_000));
-    checkEqual(created.status, 201, 'lag probe container');
-    this.#containerId = (created.json as { id: string }).id;
-    this.#deposits = 0;
-    await this.once();
-  }
-
-  async once(): Promise<number> {
-    const written = await http('POST', `${this.rest}/storage_deposit/api`, {
-      container_id: this.#containerId,
-      source_type: 'farm',
-      source_id: this.sourceFarmId,
-      eggs: 1,
-      timestamp: new Date().toISOString(),
-    });
-    const acked = performance.now();
-    check(written.status === 201, `lag probe write: HTTP ${written.status} ${written.text}`);
-    this.#deposits++;
-    const position = written.headers.get('x-log-position');
-    check(position, 'lag probe write: no x-log-position');
-    const data = await graphql(
-      `${this.graph}/container_inventory/graph`,
-      queries.inventoryByContainer,
-      { id: this.#containerId },
-      { 'x-min-position': position },
-    );
-    const lag = performance.now() - acked;
-    const docs = data.getByContainer as { current_eggs: number; total_deposits: number }[] | null;
-    const doc = docs?.[0];
-    if (!doc || doc.current_eggs !== this.#deposits) {
-      throw new GateError(
-        `lag probe: after ${this.#deposits} deposit(s) at position ${position} the inventory reads ${JSON.stringify(docs)}`,
-      );
-    }
-    return lag;
-  }
-
-  async loop(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      this.samples.push(await this.once());
-      await sleep(10);
-    }
-  }
-}
-
 async function gateBaseline(context: ScenarioContext): Promise<void> {
   const { rest, graph } = urls(context, 'baseline');
   for (const step of writerSteps(context)) {
@@ -181,8 +119,7 @@ export const mixedWorkload: Scenario = {
     let probe: LagProbe | null = null;
     if (sides.includes('ours')) {
       const { rest, graph } = urls(context, 'ours');
-      probe = new LagProbe(rest, graph, context.dataset.id('farm', 0));
-      await probe.prepare(context);
+      probe = await LagProbe.prepare(rest, graph, context.dataset.id('farm', 0), context.rng);
     }
     if (sides.includes('baseline')) await gateBaseline(context);
 
@@ -213,7 +150,7 @@ export const mixedWorkload: Scenario = {
           [writers(side, rate), readers(side)],
           plan.durationSec,
           stack.pids(servers(side)),
-          side === 'ours' && probe ? (signal) => probe.loop(signal) : undefined,
+          side === 'ours' && probe ? (signal) => probe.runInWorker(signal) : undefined,
         );
         for (const load of run.loads) assertClean(load);
         runs[side].writes.push(run.loads[0]!);
