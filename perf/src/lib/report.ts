@@ -179,8 +179,8 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetCheck[
   add(
     'projection lag p99 at half the max write rate (ms)',
     figure(report, 'mixed-workload', 'lag_p99_ms'),
-    '< 100',
-    (v) => v < 100,
+    '< 50',
+    (v) => v < 50,
   );
   const lat = latencyOf(report);
   if (lat) {
