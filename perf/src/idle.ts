@@ -76,14 +76,30 @@ const ports = {
   EGGMESH_DEV_KAFKA_PORT: await freePort(),
 };
 const main = join(repoRoot, 'services/stack/dist/main.js');
-const stack: ChildProcess = spawn(process.execPath, flags.scaled ? [main, '--scaled'] : [main], {
-  env: {
-    ...process.env,
-    ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-    EGGMESH_DATA_DIR: dataDir,
+/** The node flags `pnpm start` gives the supervisor: what its script in package.json puts before main.js. */
+function supervisorNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const flagsText = /\bnode((?: --?[\w-]+(?:=\S+)?)*) services\/stack\/dist\/main\.js/.exec(
+    pkg.scripts.start ?? '',
+  )?.[1];
+  if (flagsText === undefined)
+    throw new Error("package.json's start script does not run services/stack/dist/main.js");
+  return flagsText.split(' ').filter((flag) => flag !== '');
+}
+const stack: ChildProcess = spawn(
+  process.execPath,
+  [...supervisorNodeFlags(), main, ...(flags.scaled ? ['--scaled'] : [])],
+  {
+    env: {
+      ...process.env,
+      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+      EGGMESH_DATA_DIR: dataDir,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
   },
-  stdio: ['ignore', 'pipe', 'pipe'],
-});
+);
 let output = '';
 stack.stdout?.on('data', (d) => {
   output += String(d);
