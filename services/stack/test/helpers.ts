@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,19 @@ import { fileURLToPath } from 'node:url';
 
 /** The supervisor `pnpm start` runs; the e2e specs drive it as a real process tree. */
 export const stackMain = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+
+/** The node flags package.json's start script gives the supervisor: the specs start it the same way. */
+const startFlags = (): string[] => {
+  const { scripts } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const flags = /\bnode((?: --[\w-]+(?:=\S+)?)*) services\/stack\/dist\/main\.js/.exec(scripts.start ?? '');
+  if (!flags) throw new Error("package.json's start script does not run services/stack/dist/main.js");
+  return flags[1]!.split(' ').filter((flag) => flag !== '');
+};
+
+/** `node` arguments that run the supervisor as `pnpm start` does. */
+export const stackArgs: readonly string[] = [...startFlags(), stackMain];
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -55,7 +68,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Runn
     await freePort(),
   ];
   const output: string[] = [];
-  const child = spawn(process.execPath, [stackMain], {
+  const child = spawn(process.execPath, [...stackArgs], {
     env: {
       ...process.env,
       EGGMESH_DATA_DIR: dataDir,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverName as kafkaServerName } from '../../../infra/kafka/server.mjs';
 import { serverName } from '../../../infra/mongodb/server.mjs';
-import { freePort, stackMain as main } from './helpers.js';
+import { freePort, stackArgs, stackMain } from './helpers.js';
 
 // The whole stack as `pnpm start` (SQLite) and `pnpm start:scaled` (MongoDB-wire server, Kafka broker,
 // the same four processes and the relay) run it, driven through the edge: the same assertions on every tier.
@@ -23,7 +23,7 @@ function stackSuite(tier: Tier): void {
       : tier === 'mongodb-log'
         ? `scaled stack on MongoDB (${serverName}) with the projector on MongoDB's own log`
         : 'embedded stack on SQLite';
-  const args = tier === 'sqlite' ? [main] : [main, '--scaled'];
+  const args = tier === 'sqlite' ? [...stackArgs] : [...stackArgs, '--scaled'];
   describe(tier, () => {
     const dir = mkdtempSync(join(tmpdir(), 'eggmesh-stack-'));
     let stack: ChildProcess;
@@ -75,7 +75,7 @@ function stackSuite(tier: Tier): void {
       [...rows].sort((a, b) => String(a[key]).localeCompare(String(b[key])));
 
     beforeAll(async () => {
-      expect(existsSync(main), 'run `pnpm build` first').toBe(true);
+      expect(existsSync(stackMain), 'run `pnpm build` first').toBe(true);
       const [write, read, projector, edgePort] = [
         await freePort(),
         await freePort(),
