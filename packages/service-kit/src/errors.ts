@@ -105,7 +105,12 @@ export class EggmeshError extends Error {
     details: Record<string, unknown> = {},
     message?: string,
   ) {
+    // A 4xx is an answer to the client's mistake, not a fault of ours: capturing its stack cost 1.6 % of
+    // the write-api's CPU on a load where one request in six is a 404. A 5xx keeps its stack.
+    const stackFrames = Error.stackTraceLimit;
+    if (errorTable[code].status < 500) Error.stackTraceLimit = 0;
     super(message ?? errorMessage(code, args));
+    Error.stackTraceLimit = stackFrames;
     this.name = 'EggmeshError';
     this.code = code;
     this.statusCode = errorTable[code].status;

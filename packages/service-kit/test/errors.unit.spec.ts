@@ -43,4 +43,14 @@ describe('the one error table', () => {
     });
     expect(new EggmeshError('EGGMESH_UPSTREAM_TIMEOUT', [], {}, 'custom').message).toBe('custom');
   });
+
+  it('captures no stack for a client error (4xx), a full one for a fault (5xx), and leaves the limit as it was', () => {
+    const limit = Error.stackTraceLimit;
+    const frames = (error: Error) =>
+      (error.stack ?? '').split('\n').filter((l) => l.trim().startsWith('at ')).length;
+    expect(frames(new EggmeshError('EGGMESH_NOT_FOUND', ['hen', 'x']))).toBe(0);
+    expect(frames(new EggmeshError('EGGMESH_INTERNAL'))).toBeGreaterThan(0);
+    expect(Error.stackTraceLimit).toBe(limit);
+    expect(frames(new Error('plain'))).toBeGreaterThan(0);
+  });
 });
