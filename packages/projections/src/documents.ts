@@ -1,6 +1,7 @@
 import { emptyInventory, type InventoryDoc } from './inventory.js';
 import type { ProjectionName } from './materialize.js';
 import { emptyFarm, emptyHen, type FarmDoc, type HenDoc } from './productivity.js';
+import { dayCountsJson, dayCountsOf, dayCountsRecord } from './windows.js';
 
 /** The stored (internal) document type of each projection. */
 export type DocOf = {
@@ -21,16 +22,6 @@ const num = (value: unknown, fallback: number): number =>
   typeof value === 'number' && Number.isFinite(value) ? value : fallback;
 const str = (value: unknown, fallback: string): string => (typeof value === 'string' ? value : fallback);
 const strOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
-
-/** A day map (day number → eggs): entries that are not finite numbers are dropped. */
-function days(value: unknown): Record<string, number> {
-  const out: Record<string, number> = {};
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return out;
-  for (const [day, eggs] of Object.entries(value)) {
-    if (typeof eggs === 'number' && Number.isFinite(eggs)) out[day] = eggs;
-  }
-  return out;
-}
 
 /** A stored container_inventory document; missing or mistyped fields take the empty document's values. */
 export function decodeInventoryDoc(id: string, p: Payload): InventoryDoc {
@@ -56,7 +47,7 @@ export function decodeHenDoc(id: string, p: Payload): HenDoc {
     farm_id: strOrNull(p.farm_id),
     total_eggs: num(p.total_eggs, 0),
     good_eggs: num(p.good_eggs, 0),
-    days: days(p.days),
+    days: dayCountsOf(p.days),
   };
 }
 
@@ -68,7 +59,7 @@ export function decodeFarmDoc(id: string, p: Payload): FarmDoc {
     farm_type: str(p.farm_type, empty.farm_type),
     active_hens: num(p.active_hens, 0),
     total_hens: num(p.total_hens, 0),
-    days: days(p.days),
+    days: dayCountsOf(p.days),
   };
 }
 
@@ -89,4 +80,24 @@ export function decodeDocument<N extends ProjectionName>(
 /** The empty document of projection `entity` for `id` (what a document absent from the store starts as). */
 export function emptyDocument<N extends ProjectionName>(entity: N, id: string): DocOf[N] {
   return docDecoders[entity](id, {});
+}
+
+/**
+ * The stored form of a document: what `decodeDocument` reads back. Only the day counts differ from the
+ * in-memory document (an object keyed by day number instead of flat pairs).
+ */
+export function storedDocument(doc: DocOf[ProjectionName]): Record<string, unknown> {
+  if (!('days' in doc)) return { ...doc };
+  return { ...doc, days: dayCountsRecord(doc.days) };
+}
+
+/**
+ * The stored form of a document as JSON text: the same JSON value as
+ * `JSON.stringify(storedDocument(doc))`, written without building the day object.
+ */
+export function documentJson(doc: DocOf[ProjectionName]): string {
+  if (!('days' in doc)) return JSON.stringify(doc);
+  const { days, ...rest } = doc;
+  // `rest` always has its id field, so its JSON ends in a value followed by `}`.
+  return `${JSON.stringify(rest).slice(0, -1)},"days":${dayCountsJson(days)}}`;
 }

@@ -1,5 +1,5 @@
 import type { EntityName } from '@eggmesh/schema';
-import type { DocOf, Versioned } from './documents.js';
+import { type DocOf, documentJson, storedDocument, type Versioned } from './documents.js';
 import type { TypedLogEntry } from './entries.js';
 import type { ProjectionName } from './materialize.js';
 import { applyEntry, type ProjectionWorkspace } from './rules.js';
@@ -97,13 +97,33 @@ export function directKeys(entry: TypedLogEntry, into: KeySet): void {
   }
 }
 
-/** A document version the fold wrote (the shape of the store's `ProjectionWrite`). */
-export interface DocumentVersion {
-  readonly entity: ProjectionName;
-  readonly id: string;
-  readonly payload: DocOf[ProjectionName];
-  readonly live: boolean;
-  readonly createdAt: number;
+/**
+ * A document version the fold wrote, in the shape of the store's `ProjectionWrite`: `payload` is the
+ * stored form and `json` the same as JSON text; each is built on first use (a SQLite store reads only
+ * `json`, a MongoDB store only `payload`).
+ */
+export class DocumentVersion {
+  private stored: Record<string, unknown> | undefined;
+  private text: string | undefined;
+
+  constructor(
+    readonly entity: ProjectionName,
+    readonly id: string,
+    /** The document as the fold keeps it. */
+    readonly doc: DocOf[ProjectionName],
+    readonly live: boolean,
+    readonly createdAt: number,
+  ) {}
+
+  get payload(): Record<string, unknown> {
+    this.stored ??= storedDocument(this.doc);
+    return this.stored;
+  }
+
+  get json(): string {
+    this.text ??= documentJson(this.doc);
+    return this.text;
+  }
 }
 
 /** A state row the fold wrote (the shape of the store's `ProjectionStateRow`). */
@@ -166,7 +186,7 @@ export class FoldBatch implements ProjectionWorkspace {
     createdAt: number,
   ): void {
     this.docs[entity].set(id, { doc, live });
-    const version = { entity, id, payload: doc, live, createdAt };
+    const version = new DocumentVersion(entity, id, doc, live, createdAt);
     // Log times never go back, so only a document's newest version can share this one's time: replace it.
     const at = this.newest[entity].get(id);
     if (at !== undefined && this.versions[at]!.createdAt === createdAt) this.versions[at] = version;

@@ -4,7 +4,9 @@ export {
   decodeFarmDoc,
   decodeHenDoc,
   decodeInventoryDoc,
+  documentJson,
   emptyDocument,
+  storedDocument,
   type Versioned,
 } from './documents.js';
 export {
@@ -26,7 +28,7 @@ export {
 } from './entries.js';
 export {
   type CommittedView,
-  type DocumentVersion,
+  DocumentVersion,
   directKeys,
   FoldBatch,
   type FoldResult,
@@ -64,4 +66,18 @@ export {
   type StateOf,
   stateKinds,
 } from './state.js';
-export { addCount, DAY_MS, dayOf, MAX_COUNT, pruneDays, type WindowSums, windowSums } from './windows.js';
+export {
+  addCount,
+  addDay,
+  DAY_MS,
+  type DayCounts,
+  dayCountsJson,
+  dayCountsOf,
+  dayCountsRecord,
+  dayOf,
+  MAX_COUNT,
+  NO_DAYS,
+  pruneDays,
+  type WindowSums,
+  windowSums,
+} from './windows.js';

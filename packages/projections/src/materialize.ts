@@ -1,6 +1,7 @@
 import type { ContainerInventory, FarmOutput, HenProductivity } from '@eggmesh/schema';
-import { emptyInventory, type InventoryDoc } from './inventory.js';
-import { emptyFarm, emptyHen, type FarmDoc, type HenDoc } from './productivity.js';
+import { decodeFarmDoc, decodeHenDoc, decodeInventoryDoc } from './documents.js';
+import type { InventoryDoc } from './inventory.js';
+import type { FarmDoc, HenDoc } from './productivity.js';
 import { round4, windowSums } from './windows.js';
 
 /** The projection entities, in catalogue order. */
@@ -56,14 +57,9 @@ export function materializeFarm(doc: FarmDoc, ref: number): FarmOutput {
   };
 }
 
-const idOf = (payload: Record<string, unknown>, key: string): string => {
-  const v = payload[key];
-  return typeof v === 'string' ? v : '';
-};
-
 /**
  * Turns a stored internal document into the public one as of `ref` (epoch ms).
- * Fields missing from `payload` take their empty-document defaults.
+ * Fields missing from `payload` (or mistyped) take their empty-document defaults.
  */
 export function materialize(
   entity: ProjectionName,
@@ -72,10 +68,10 @@ export function materialize(
 ): Record<string, unknown> {
   switch (entity) {
     case 'container_inventory':
-      return materializeInventory({ ...emptyInventory(idOf(payload, 'container_id')), ...payload });
+      return materializeInventory(decodeInventoryDoc('', payload));
     case 'hen_productivity':
-      return materializeHen({ ...emptyHen(idOf(payload, 'hen_id')), ...payload }, ref);
+      return materializeHen(decodeHenDoc('', payload), ref);
     case 'farm_output':
-      return materializeFarm({ ...emptyFarm(idOf(payload, 'farm_id')), ...payload }, ref);
+      return materializeFarm(decodeFarmDoc('', payload), ref);
   }
 }

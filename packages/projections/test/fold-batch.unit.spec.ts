@@ -8,10 +8,15 @@ import {
   type ProjectionName,
   type StateKind,
   type StateOf,
+  storedDocument,
   type Versioned,
 } from '../src/index.js';
 
-const farmDoc = (id: string, total_hens: number) => ({ ...emptyDocument('farm_output', id), total_hens });
+const farmDoc = (id: string, total_hens: number) => ({
+  ...emptyDocument('farm_output', id),
+  total_hens,
+  days: [20_400, total_hens + 1, 20_401, 7],
+});
 const henAt = (coop_id: string | null): HenState => ({ coop_id, live: true, active: true });
 
 /** Committed: farms f1 (live) and f2 (a tombstone); hens h1, h2 in c1 and h3 in c2. */
@@ -50,11 +55,19 @@ describe('FoldBatch (the overlay a fold writes into)', () => {
     batch.putDocument('farm_output', 'f1', farmDoc('f1', 4), true, 20);
     batch.putDocument('farm_output', 'f1', farmDoc('f1', 5), false, 21);
     expect(batch.document('farm_output', 'f1')).toEqual({ doc: farmDoc('f1', 5), live: false });
-    expect(batch.documentWrites()).toEqual([
-      { entity: 'farm_output', id: 'f1', payload: farmDoc('f1', 4), live: true, createdAt: 20 },
-      { entity: 'farm_output', id: 'f2', payload: farmDoc('f2', 1), live: false, createdAt: 20 },
-      { entity: 'farm_output', id: 'f1', payload: farmDoc('f1', 5), live: false, createdAt: 21 },
+    const writes = batch.documentWrites();
+    expect(
+      writes.map(({ entity, id, doc, live, createdAt }) => ({ entity, id, doc, live, createdAt })),
+    ).toEqual([
+      { entity: 'farm_output', id: 'f1', doc: farmDoc('f1', 4), live: true, createdAt: 20 },
+      { entity: 'farm_output', id: 'f2', doc: farmDoc('f2', 1), live: false, createdAt: 20 },
+      { entity: 'farm_output', id: 'f1', doc: farmDoc('f1', 5), live: false, createdAt: 21 },
     ]);
+    // What a store writes: the stored form, as an object and as the same JSON text.
+    for (const w of writes) {
+      expect(w.payload).toEqual(storedDocument(w.doc));
+      expect(JSON.parse(w.json)).toEqual(w.payload);
+    }
     // The committed view is never written.
     expect(committed.farms.get('f1')?.doc.total_hens).toBe(2);
     expect(batch.missing.size).toBe(0);

@@ -7,6 +7,9 @@ import {
 } from '@eggmesh/schema';
 import { describe, expect, it } from 'vitest';
 import {
+  type DocOf,
+  dayCountsOf,
+  documentJson,
   emptyFarm,
   emptyHen,
   emptyInventory,
@@ -17,7 +20,9 @@ import {
   materializeFarm,
   materializeHen,
   materializeInventory,
+  type ProjectionName,
   projectionNames,
+  storedDocument,
 } from '../src/index.js';
 import { C1, FARM, HEN } from './fixtures.js';
 
@@ -41,7 +46,7 @@ const hen: HenDoc = {
   farm_id: FARM,
   total_eggs: 50,
   good_eggs: 40,
-  days: { [today]: 2, [today - 3]: 5, [today - 10]: 7, [today - 40]: 36 },
+  days: dayCountsOf({ [today]: 2, [today - 3]: 5, [today - 10]: 7, [today - 40]: 36 }),
 };
 
 const farm: FarmDoc = {
@@ -49,7 +54,7 @@ const farm: FarmDoc = {
   farm_type: 'free_range',
   active_hens: 2,
   total_hens: 3,
-  days: { [today]: 4, [today - 20]: 8 },
+  days: dayCountsOf({ [today]: 4, [today - 20]: 8 }),
 };
 
 describe('materialize', () => {
@@ -102,7 +107,7 @@ describe('materialize', () => {
   });
 
   it('dispatches on the entity and reads JSON round-tripped documents', () => {
-    const stored = (doc: object) => JSON.parse(JSON.stringify(doc)) as Record<string, unknown>;
+    const stored = (doc: DocOf[ProjectionName]) => JSON.parse(documentJson(doc)) as Record<string, unknown>;
     expect(materialize('container_inventory', stored(inventory), REF)).toEqual(
       materializeInventory(inventory),
     );
@@ -113,8 +118,8 @@ describe('materialize', () => {
   it('the id equals the projection key of the catalogue', () => {
     const docs = {
       container_inventory: materialize('container_inventory', { ...emptyInventory(C1) }, REF),
-      hen_productivity: materialize('hen_productivity', { ...emptyHen(HEN) }, REF),
-      farm_output: materialize('farm_output', { ...emptyFarm(FARM) }, REF),
+      hen_productivity: materialize('hen_productivity', storedDocument(emptyHen(HEN)), REF),
+      farm_output: materialize('farm_output', storedDocument(emptyFarm(FARM)), REF),
     };
     for (const name of projectionNames) {
       const key = entities[name].projectionKey;

@@ -39,13 +39,13 @@ const reports = (...rs: Report[]) => rs.map((r) => create('lay_report', r));
 
 describe('evolveHen / evolveFarm', () => {
   it('start empty', () => {
-    expect(emptyHen(HEN)).toEqual({ hen_id: HEN, farm_id: null, total_eggs: 0, good_eggs: 0, days: {} });
+    expect(emptyHen(HEN)).toEqual({ hen_id: HEN, farm_id: null, total_eggs: 0, good_eggs: 0, days: [] });
     expect(emptyFarm(FARM)).toEqual({
       farm_id: FARM,
       farm_type: '',
       active_hens: 0,
       total_hens: 0,
-      days: {},
+      days: [],
     });
   });
 
@@ -54,12 +54,12 @@ describe('evolveHen / evolveFarm', () => {
       reports(lay(3, iso(at(21, 8))), lay(4, iso(at(22, 7))), lay(5, iso(at(22, 9)), 'cracked')),
       REF,
     );
-    const d21 = String(Date.UTC(2026, 10, 21) / DAY_MS);
-    const d22 = String(Date.UTC(2026, 10, 22) / DAY_MS);
-    expect(hen.days).toEqual({ [d21]: 3, [d22]: 9 });
+    const d21 = Date.UTC(2026, 10, 21) / DAY_MS;
+    const d22 = Date.UTC(2026, 10, 22) / DAY_MS;
+    expect(hen.days).toEqual([d21, 3, d22, 9]);
     expect(hen.total_eggs).toBe(12);
     expect(hen.good_eggs).toBe(7);
-    expect(farm.days).toEqual({ [d21]: 3, [d22]: 9 });
+    expect(farm.days).toEqual([d21, 3, d22, 9]);
   });
 
   it('do not mutate their input', () => {
@@ -70,7 +70,7 @@ describe('evolveHen / evolveFarm', () => {
       5 * DAY_MS,
     );
     expect(hen).toEqual(emptyHen(HEN));
-    expect(next.days).toEqual({ '5': 2 });
+    expect(next.days).toEqual([5, 2]);
   });
 
   it('drop a day that a retraction empties, and a zero-egg report adds no day', () => {
@@ -78,14 +78,14 @@ describe('evolveHen / evolveFarm', () => {
     const { hen, farm } = replay([create('lay_report', r), remove('lay_report', r)], REF);
     expect(hen).toEqual(emptyHen(HEN));
     expect(farm).toEqual(emptyFarm(FARM));
-    expect(replay(reports(lay(0, iso(at(20)))), REF).hen.days).toEqual({});
+    expect(replay(reports(lay(0, iso(at(20)))), REF).hen.days).toEqual([]);
   });
 
   it('move eggs between days on an update', () => {
     const before = lay(6, iso(at(20)));
     const after = lay(6, iso(at(21)));
     const { hen } = replay([create('lay_report', before), update('lay_report', before, after)], REF);
-    expect(hen.days).toEqual({ [String(Date.UTC(2026, 10, 21) / DAY_MS)]: 6 });
+    expect(hen.days).toEqual([Date.UTC(2026, 10, 21) / DAY_MS, 6]);
     expect(hen.total_eggs).toBe(6);
   });
 });
@@ -177,20 +177,15 @@ describe('pruneDays', () => {
   it('keeps dayOf(createdAt) - 30 and later (including future days), drops older', () => {
     const created = Date.UTC(2026, 10, 22, 15);
     const today = Date.UTC(2026, 10, 22) / DAY_MS;
-    const days = { [today - 31]: 1, [today - 30]: 2, [today - 29]: 3, [today]: 4, [today + 3]: 5 };
-    expect(pruneDays(days, created)).toEqual({
-      [today - 30]: 2,
-      [today - 29]: 3,
-      [today]: 4,
-      [today + 3]: 5,
-    });
-    expect(days).toHaveProperty(String(today - 31));
+    const days = [today - 31, 1, today - 30, 2, today - 29, 3, today, 4, today + 3, 5];
+    expect(pruneDays(days, created)).toEqual([today - 30, 2, today - 29, 3, today, 4, today + 3, 5]);
+    expect(days).toHaveLength(10);
   });
 
   it('runs inside evolveHen with the entry time', () => {
     const created = at(22);
     const { hen } = replay(reports(lay(5, iso(at(22 - 40))), lay(1, iso(at(22)))), created);
-    expect(Object.keys(hen.days)).toEqual([String(dayOf(created))]);
+    expect(hen.days).toEqual([dayOf(created), 1]);
     expect(hen.total_eggs).toBe(6);
   });
 });

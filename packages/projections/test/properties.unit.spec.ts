@@ -8,6 +8,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   DAY_MS,
+  dayCountsOf,
+  dayCountsRecord,
+  decodeDocument,
+  documentJson,
   type Effect,
   type EffectSource,
   effectsOf,
@@ -25,6 +29,7 @@ import {
   materializeHen,
   materializeInventory,
   pruneDays,
+  storedDocument,
   windowSums,
   withCapacity,
 } from '../src/index.js';
@@ -197,13 +202,13 @@ describe('properties', () => {
           farm_id: x.farm,
           total_eggs: total,
           good_eggs: total,
-          days: x.henDays,
+          days: dayCountsOf(x.henDays),
         };
         const farm: FarmDoc = {
           ...emptyFarm(x.farm),
           farm_type: 'organic',
           active_hens: 2,
-          days: x.farmDays,
+          days: dayCountsOf(x.farmDays),
         };
         const p = new Projector();
         p.hens.set(x.hen, hen);
@@ -227,8 +232,8 @@ describe('properties', () => {
     fc.assert(
       fc.property(arb, ({ offsets, createdAt, later }) => {
         const day = Math.floor(createdAt / DAY_MS);
-        const days = Object.fromEntries(
-          Object.entries(offsets).map(([k, v]) => [String(day + Number(k)), v]),
+        const days = dayCountsOf(
+          Object.fromEntries(Object.entries(offsets).map(([k, v]) => [String(day + Number(k)), v])),
         );
         const ref = createdAt + later;
         expect(windowSums(pruneDays(days, createdAt), ref)).toEqual(windowSums(days, ref));
@@ -386,5 +391,64 @@ describe('properties', () => {
         expect(p.inventory.size + p.hens.size + p.farms.size).toBeGreaterThan(0);
       }),
     );
+  });
+});
+
+describe('the stored form of a document', () => {
+  const dayMap = fc.dictionary(
+    fc.integer({ min: 0, max: 80_000 }).map(String),
+    fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+    { maxKeys: 40 },
+  );
+
+  it('its JSON text is exactly what JSON.stringify writes for it, and decodes back to the document', () => {
+    const arb = fc.record({
+      hen: uuid,
+      farm: fc.option(uuid, { nil: null }),
+      total: fc.nat(),
+      farmType: fc.string(),
+      henDays: dayMap,
+      farmDays: dayMap,
+    });
+    fc.assert(
+      fc.property(arb, (x) => {
+        const hen: HenDoc = {
+          ...emptyHen(x.hen),
+          farm_id: x.farm,
+          total_eggs: x.total,
+          days: dayCountsOf(x.henDays),
+        };
+        const farm: FarmDoc = {
+          ...emptyFarm(x.farm ?? x.hen),
+          farm_type: x.farmType,
+          days: dayCountsOf(x.farmDays),
+        };
+        expect(dayCountsRecord(hen.days)).toEqual(x.henDays);
+        expect(documentJson(hen)).toBe(JSON.stringify(storedDocument(hen)));
+        expect(documentJson(farm)).toBe(JSON.stringify(storedDocument(farm)));
+        const back = (json: string) => JSON.parse(json) as Record<string, unknown>;
+        expect(
+          decodeDocument('hen_productivity', {
+            id: x.hen,
+            payload: back(documentJson(hen)),
+            live: true,
+          }),
+        ).toEqual({ doc: hen, live: true });
+        expect(
+          decodeDocument('farm_output', {
+            id: farm.farm_id,
+            payload: back(documentJson(farm)),
+            live: false,
+          }),
+        ).toEqual({ doc: farm, live: false });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('an inventory document is stored as it is', () => {
+    const doc = { ...emptyInventory('c1'), capacity: 10, current_eggs: 4 };
+    expect(documentJson(doc)).toBe(JSON.stringify(doc));
+    expect(storedDocument(doc)).toEqual(doc);
   });
 });

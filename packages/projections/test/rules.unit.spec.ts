@@ -60,14 +60,14 @@ class Memory implements CommittedView {
     const result = fold(this, entries);
     if (!result.complete) throw new Error('incomplete fold over a fully loaded view');
     for (const v of result.batch.documentWrites())
-      this.docs.set(foldKey(v.entity, v.id), { doc: v.payload, live: v.live });
+      this.docs.set(foldKey(v.entity, v.id), { doc: v.doc, live: v.live });
     for (const s of result.batch.stateWrites()) {
       if (s.kind === 'coop') this.coops.set(s.id, decodeCoopState(s.value));
       else this.hens.set(s.id, decodeHenState(s.value));
     }
     return result.batch;
   }
-  doc(entity: ProjectionName, id: string): Record<string, unknown> | undefined {
+  doc(entity: ProjectionName, id: string): object | undefined {
     return this.docs.get(foldKey(entity, id))?.doc;
   }
 }
@@ -123,12 +123,14 @@ describe('state and document decoders', () => {
       live: true,
       active: true,
     });
-    expect(decodeFarmDoc(FARM, { total_hens: 3, days: { '1': 2, '2': 'x' } })).toEqual({
+    expect(
+      decodeFarmDoc(FARM, { total_hens: 3, days: { '7': 2, '1': 4, '2': 'x', '0.5': 1, x: 1, '3': 0 } }),
+    ).toEqual({
       farm_id: FARM,
       farm_type: '',
       active_hens: 0,
       total_hens: 3,
-      days: { '1': 2 },
+      days: [1, 4, 7, 2],
     });
   });
 });

@@ -199,7 +199,7 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
       const byEntity = new Map<EntityName, VersionInsert[]>();
       const last = new Map<string, { doc: ProjectionWrite; json: string }>();
       for (const doc of batch.documents) {
-        const json = JSON.stringify(doc.payload);
+        const json = doc.json ?? JSON.stringify(doc.payload);
         let rows = byEntity.get(doc.entity);
         if (!rows) {
           rows = [];

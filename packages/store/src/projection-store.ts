@@ -12,6 +12,11 @@ export interface ProjectionDocument {
 export interface ProjectionWrite extends ProjectionDocument {
   readonly entity: EntityName;
   readonly createdAt: number;
+  /**
+   * `payload` as JSON text, when the writer has it at hand (the same JSON value as
+   * `JSON.stringify(payload)`); a store that keeps JSON text uses it instead of serializing `payload`.
+   */
+  readonly json?: string;
 }
 
 /** Internal state the projector keeps beside the documents (e.g. which coop a hen is in). */
