@@ -13,6 +13,7 @@ import {
 import type { Statement } from 'better-sqlite3';
 import { quote, type SqliteDatabase } from './database.js';
 import { JsonFragments } from './json-fragments.js';
+import { ReadMemo } from './read-memo.js';
 
 interface Row {
   id: string;
@@ -386,6 +387,8 @@ export class VersionTables {
   readonly cache: RecordCache | undefined;
   /** Rows' JSON by version for `listJson`; read-only stores of the referenced layout only. */
   private readonly fragments: JsonFragments | undefined;
+  /** Answers of current reads while the database is unchanged; read-only stores only. */
+  readonly memo: ReadMemo | undefined;
 
   constructor(
     readonly db: SqliteDatabase,
@@ -394,6 +397,7 @@ export class VersionTables {
     readonly layout: CurrentLayout = 'inline',
   ) {
     this.cache = writable ? undefined : new RecordCache();
+    this.memo = writable ? undefined : new ReadMemo(db);
     this.fragments = !writable && layout === 'referenced' ? new JsonFragments() : undefined;
   }
 
@@ -459,7 +463,35 @@ export class VersionTables {
     return out;
   }
 
+  /**
+   * `read()`'s answer, from the memo when `key` is given (a current read of a read-only store) and the
+   * database is unchanged since it was filed.
+   */
+  private memoized<T>(
+    key: string | undefined,
+    read: () => T,
+    rows: (answer: T) => number,
+    bytes?: (answer: T) => number,
+  ): T {
+    const memo = this.memo;
+    if (memo === undefined || key === undefined) return read();
+    const known = memo.get<T>(key);
+    if (known !== undefined) return known;
+    const answer = read();
+    memo.set(key, answer, rows(answer), bytes?.(answer));
+    return answer;
+  }
+
   get(entity: EntityName, id: string, options?: ReadOptions): StoredRecord | null {
+    const key = options?.at === undefined ? `get\u0000${entity}\u0000${id}` : undefined;
+    return this.memoized(
+      key,
+      () => this.readOne(entity, id, options),
+      (record) => (record ? 1 : 0),
+    );
+  }
+
+  private readOne(entity: EntityName, id: string, options?: ReadOptions): StoredRecord | null {
     const t = this.of(entity);
     if (options?.at === undefined) {
       const row = t.getCurrent.get(id) as Row | undefined;
@@ -477,8 +509,12 @@ export class VersionTables {
   getMany(entity: EntityName, ids: readonly string[], options?: ReadOptions): StoredRecord[] {
     if (options?.at === undefined) {
       // One statement for the batch (ids as a JSON array); a missing id has no row.
-      const rows = this.of(entity).getCurrentMany.all(JSON.stringify(ids)) as RawRow[];
-      return this.records(entity, rows);
+      const json = JSON.stringify(ids);
+      return this.memoized(
+        `getMany\u0000${entity}\u0000${json}`,
+        () => this.records(entity, this.of(entity).getCurrentMany.all(json) as RawRow[]),
+        (records) => records.length,
+      );
     }
     const out: StoredRecord[] = [];
     for (const id of new Set(ids)) {
@@ -489,6 +525,18 @@ export class VersionTables {
   }
 
   findBy(entity: EntityName, field: string, value: string, options: PageOptions): StoredRecord[] {
+    const key =
+      options.at === undefined
+        ? `findBy\u0000${entity}\u0000${field}\u0000${options.limit}\u0000${options.after ?? ''}\u0000${value}`
+        : undefined;
+    return this.memoized(
+      key,
+      () => this.readBy(entity, field, value, options),
+      (records) => records.length,
+    );
+  }
+
+  private readBy(entity: EntityName, field: string, value: string, options: PageOptions): StoredRecord[] {
     if (field === entities[entity].projectionKey) {
       if (options.limit < 1 || (options.after !== undefined && value <= options.after)) return [];
       const record = this.get(entity, value, options);
@@ -507,6 +555,23 @@ export class VersionTables {
    * by id, and only when a value has more rows than that does each value get its own range read.
    */
   findByAny(
+    entity: EntityName,
+    field: string,
+    values: readonly string[],
+    options?: RelationPageOptions,
+  ): StoredRecord[] {
+    const key =
+      options?.at === undefined
+        ? `findByAny\u0000${entity}\u0000${field}\u0000${options?.limit ?? ''}\u0000${options?.after ?? ''}\u0000${values.join('\u0000')}`
+        : undefined;
+    return this.memoized(
+      key,
+      () => this.readByAny(entity, field, values, options),
+      (records) => records.length,
+    );
+  }
+
+  private readByAny(
     entity: EntityName,
     field: string,
     values: readonly string[],
@@ -568,24 +633,36 @@ export class VersionTables {
     const fragments = this.fragments;
     if (!fragments) return undefined;
     const t = this.of(request.entity);
-    const versions = t.versionsOf(request.where?.field).all({
-      value: request.where?.value,
-      after: request.after ?? FIRST,
-      limit: request.limit,
-    }) as number[];
-    return fragments.list(
-      request.entity,
-      request.fields,
-      versions,
-      (seqs) => t.payloadsBySeq.all(JSON.stringify(seqs)) as Array<[number, string, string]>,
+    const read = () => {
+      const versions = t.versionsOf(request.where?.field).all({
+        value: request.where?.value,
+        after: request.after ?? FIRST,
+        limit: request.limit,
+      }) as number[];
+      return fragments.list(
+        request.entity,
+        request.fields,
+        versions,
+        (seqs) => t.payloadsBySeq.all(JSON.stringify(seqs)) as Array<[number, string, string]>,
+      );
+    };
+    return this.memoized(
+      `listJson\u0000${JSON.stringify(request)}`,
+      read,
+      (list) => list.rows,
+      (list) => list.json.length,
     );
   }
 
   list(entity: EntityName, options: PageOptions): StoredRecord[] {
     const t = this.of(entity);
     const params = { after: options.after ?? FIRST, limit: options.limit, at: options.at };
-    const rows = (options.at === undefined ? t.listCurrent.all(params) : t.listAt.all(params)) as RawRow[];
-    return this.records(entity, rows);
+    if (options.at !== undefined) return this.records(entity, t.listAt.all(params) as RawRow[]);
+    return this.memoized(
+      `list\u0000${entity}\u0000${options.limit}\u0000${params.after}`,
+      () => this.records(entity, t.listCurrent.all(params) as RawRow[]),
+      (records) => records.length,
+    );
   }
 
   /** Appends a version, keeps the current table in step and returns the version's `seq`. */
