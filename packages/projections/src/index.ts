@@ -45,6 +45,7 @@ export {
   withCapacity,
 } from './inventory.js';
 export {
+  materializationKey,
   materialize,
   materializeFarm,
   materializeHen,

@@ -2,7 +2,7 @@ import type { ContainerInventory, FarmOutput, HenProductivity } from '@eggmesh/s
 import { decodeFarmDoc, decodeHenDoc, decodeInventoryDoc } from './documents.js';
 import type { InventoryDoc } from './inventory.js';
 import type { FarmDoc, HenDoc } from './productivity.js';
-import { round4, windowSums } from './windows.js';
+import { dayOf, round4, windowSums } from './windows.js';
 
 /** The projection entities, in catalogue order. */
 export const projectionNames = ['container_inventory', 'hen_productivity', 'farm_output'] as const;
@@ -56,6 +56,12 @@ export function materializeFarm(doc: FarmDoc, ref: number): FarmOutput {
     avg_per_hen_per_week: round4(w.last28 / 4 / Math.max(1, doc.active_hens)),
   };
 }
+
+/**
+ * What a public document depends on of its reference time: the UTC day (the windows' only input).
+ * Two reference times with the same key materialize every stored document alike.
+ */
+export const materializationKey = (ref: number): number => dayOf(ref);
 
 /**
  * Turns a stored internal document into the public one as of `ref` (epoch ms).

@@ -24,6 +24,7 @@ import {
   type FarmDoc,
   type HenDoc,
   type InventoryDoc,
+  materializationKey,
   materialize,
   materializeFarm,
   materializeHen,
@@ -218,6 +219,45 @@ describe('properties', () => {
         p.apply(remove('lay_report', payload), t);
         expect(p.hens.get(x.hen)).toEqual(hen);
         expect(p.farms.get(x.farm)).toEqual(farm);
+      }),
+    );
+  });
+
+  it('a public document depends on its reference time only through materializationKey', () => {
+    const arb = fc.record({
+      offsets: fc.dictionary(fc.integer({ min: -40, max: 5 }).map(String), fc.integer({ min: 1, max: 1000 })),
+      total: fc.nat({ max: 10_000 }),
+      good: fc.nat({ max: 10_000 }),
+      activeHens: fc.nat({ max: 50 }),
+      ref: fc.integer({ min: BASE - 50 * DAY_MS, max: BASE + 50 * DAY_MS }),
+      other: fc.integer({ min: BASE - 50 * DAY_MS, max: BASE + 50 * DAY_MS }),
+    });
+    fc.assert(
+      fc.property(arb, (x) => {
+        const day = Math.floor(x.ref / DAY_MS);
+        const days = Object.fromEntries(
+          Object.entries(x.offsets).map(([k, v]) => [String(day + Number(k)), v]),
+        );
+        const payload = {
+          hen_id: 'h',
+          farm_id: 'f',
+          total_eggs: x.total,
+          good_eggs: x.good,
+          farm_type: 'organic',
+          active_hens: x.activeHens,
+          total_hens: x.activeHens,
+          days,
+        };
+        // Another time in the same UTC day, and an arbitrary one.
+        const sameDay = day * DAY_MS + (((x.other % DAY_MS) + DAY_MS) % DAY_MS);
+        expect(materializationKey(sameDay)).toBe(materializationKey(x.ref));
+        for (const entity of ['hen_productivity', 'farm_output', 'container_inventory'] as const) {
+          const at = materialize(entity, payload, x.ref);
+          expect(materialize(entity, payload, sameDay)).toEqual(at);
+          if (materializationKey(x.other) === materializationKey(x.ref)) {
+            expect(materialize(entity, payload, x.other)).toEqual(at);
+          }
+        }
       }),
     );
   });

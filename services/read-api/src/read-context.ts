@@ -1,4 +1,4 @@
-import { materialize, type ProjectionName } from '@eggmesh/projections';
+import { materializationKey, materialize, type ProjectionName } from '@eggmesh/projections';
 import { type EntityName, entities, type Relation } from '@eggmesh/schema';
 import type { EntityReader, JsonListReader, PageOptions, StoredRecord } from '@eggmesh/store';
 import type { GraphQLResolveInfo } from 'graphql';
@@ -84,6 +84,12 @@ function nodeBytes(node: Node): number {
  * depends on the time of the read.
  */
 const currentNodes = new WeakMap<StoredRecord, Built>();
+
+/**
+ * The same for current projection reads: a projection's public form depends on the time of the read
+ * only through `materializationKey`, so a node is reused while that key is the same.
+ */
+const currentProjectionNodes = new WeakMap<StoredRecord, { readonly key: number; readonly built: Built }>();
 
 /**
  * Per-request reading state: the store, one relation loader, one `now` for the whole tree, and the
@@ -192,7 +198,18 @@ export class ReadContext {
       }
       return built;
     }
-    const node: Node = materialize(entity as ProjectionName, record.payload, at ?? this.now());
+    if (at === undefined) {
+      const now = this.now();
+      const key = materializationKey(now);
+      let known = currentProjectionNodes.get(record);
+      if (known === undefined || known.key !== key) {
+        const node: Node = materialize(entity as ProjectionName, record.payload, now);
+        known = { key, built: { node, bytes: nodeBytes(node) } };
+        currentProjectionNodes.set(record, known);
+      }
+      return known.built;
+    }
+    const node: Node = materialize(entity as ProjectionName, record.payload, at);
     node[AT] = at;
     return { node, bytes: nodeBytes(node) };
   }

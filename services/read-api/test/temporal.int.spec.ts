@@ -197,4 +197,24 @@ describe('at through relations', () => {
     );
     expect(beforeProjection.body.data.getById).toBeNull();
   });
+
+  it('computes the windows of a current projection read at the clock of each request', async () => {
+    // Nothing is written in between: the stored document and its record stay the same, only the
+    // clock moves, first within the day, then past its end.
+    const query = `{ getById(id: "${HEN}") { eggs_today eggs_week total_eggs } }`;
+    const read = async () => (await gql(f.app, '/hen_productivity/graph', query)).body.data.getById;
+    const saved = f.now;
+    try {
+      f.now = Math.floor(t.v1 / DAY) * DAY + 1;
+      expect(await read()).toEqual({ eggs_today: 4, eggs_week: 4, total_eggs: 4 });
+      f.now += DAY - 2;
+      expect(await read()).toEqual({ eggs_today: 4, eggs_week: 4, total_eggs: 4 });
+      f.now += 2;
+      expect(await read()).toEqual({ eggs_today: 0, eggs_week: 4, total_eggs: 4 });
+      f.now += 7 * DAY;
+      expect(await read()).toEqual({ eggs_today: 0, eggs_week: 0, total_eggs: 4 });
+    } finally {
+      f.now = saved;
+    }
+  });
 });
