@@ -17,6 +17,6 @@ export {
   removeStaleGenerations,
   SqliteProjectionStore,
 } from './projection-store.js';
-export { READ_MEMO_ROWS, READ_MEMO_TEXT_BYTES, ReadMemo } from './read-memo.js';
+export { type ChangeFeed, READ_MEMO_ROWS, READ_MEMO_TEXT_BYTES, ReadMemo } from './read-memo.js';
 export { dataFiles, openPrimaryWhenCreated, openReadStore, SqliteReadStore } from './read-store.js';
 export { RECORD_CACHE_BYTES, RecordCache } from './version-tables.js';

@@ -12,6 +12,7 @@ import {
 import type { Statement } from 'better-sqlite3';
 import { ChangeSignal } from './change-signal.js';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
+import type { ChangeFeed } from './read-memo.js';
 import { tableNames, VersionTables, VersionTablesReader } from './version-tables.js';
 
 /** The entities the primary holds: everything clients write (projections live in the projection store). */
@@ -168,9 +169,24 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
     this.clock = options.clock ?? Date.now;
     this.db = openDatabase(options.file, options);
     prepareLayout(this.db, options.file, options.readonly === true);
-    this.tables = new VersionTables(this.db, primaryEntities, !options.readonly, 'referenced');
-    this.readLog = this.db.prepare(readLogSql());
     this.headStatement = this.db.prepare('SELECT coalesce(max(position), 0) FROM event_log').pluck();
+    // Every change to the entity tables is logged in its commit's transaction: a reader's memo drops
+    // only the entities the log names since its last look.
+    const changedSince = this.db
+      .prepare('SELECT entity, max(position) FROM event_log WHERE position > ? GROUP BY entity')
+      .raw(true);
+    const changes: ChangeFeed = (after) => {
+      if (after === undefined) return { position: this.headSync(), entities: [] };
+      let position = after;
+      const entities: string[] = [];
+      for (const [entity, last] of changedSince.all(after) as Array<[string, number]>) {
+        entities.push(entity);
+        if (last > position) position = last;
+      }
+      return { position, entities };
+    };
+    this.tables = new VersionTables(this.db, primaryEntities, !options.readonly, 'referenced', changes);
+    this.readLog = this.db.prepare(readLogSql());
     this.lastCreatedAt = this.db
       .prepare('SELECT created_at FROM event_log ORDER BY position DESC LIMIT 1')
       .pluck();

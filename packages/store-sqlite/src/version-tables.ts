@@ -13,7 +13,7 @@ import {
 import type { Statement } from 'better-sqlite3';
 import { quote, type SqliteDatabase } from './database.js';
 import { JsonFragments } from './json-fragments.js';
-import { ReadMemo } from './read-memo.js';
+import { type ChangeFeed, ReadMemo } from './read-memo.js';
 
 interface Row {
   id: string;
@@ -395,9 +395,11 @@ export class VersionTables {
     readonly entityNames: readonly EntityName[],
     private readonly writable: boolean,
     readonly layout: CurrentLayout = 'inline',
+    /** What the memo drops on a commit: the entities the feed names, or everything without one. */
+    changes?: ChangeFeed,
   ) {
     this.cache = writable ? undefined : new RecordCache();
-    this.memo = writable ? undefined : new ReadMemo(db);
+    this.memo = writable ? undefined : new ReadMemo(db, changes);
     this.fragments = !writable && layout === 'referenced' ? new JsonFragments() : undefined;
   }
 
@@ -468,6 +470,7 @@ export class VersionTables {
    * database is unchanged since it was filed.
    */
   private memoized<T>(
+    entity: EntityName,
     key: string | undefined,
     read: () => T,
     rows: (answer: T) => number,
@@ -475,16 +478,17 @@ export class VersionTables {
   ): T {
     const memo = this.memo;
     if (memo === undefined || key === undefined) return read();
-    const known = memo.get<T>(key);
+    const known = memo.get<T>(entity, key);
     if (known !== undefined) return known;
     const answer = read();
-    memo.set(key, answer, rows(answer), bytes?.(answer));
+    memo.set(entity, key, answer, rows(answer), bytes?.(answer));
     return answer;
   }
 
   get(entity: EntityName, id: string, options?: ReadOptions): StoredRecord | null {
-    const key = options?.at === undefined ? `get\u0000${entity}\u0000${id}` : undefined;
+    const key = options?.at === undefined ? `get\u0000${id}` : undefined;
     return this.memoized(
+      entity,
       key,
       () => this.readOne(entity, id, options),
       (record) => (record ? 1 : 0),
@@ -511,7 +515,8 @@ export class VersionTables {
       // One statement for the batch (ids as a JSON array); a missing id has no row.
       const json = JSON.stringify(ids);
       return this.memoized(
-        `getMany\u0000${entity}\u0000${json}`,
+        entity,
+        `getMany\u0000${json}`,
         () => this.records(entity, this.of(entity).getCurrentMany.all(json) as RawRow[]),
         (records) => records.length,
       );
@@ -527,9 +532,10 @@ export class VersionTables {
   findBy(entity: EntityName, field: string, value: string, options: PageOptions): StoredRecord[] {
     const key =
       options.at === undefined
-        ? `findBy\u0000${entity}\u0000${field}\u0000${options.limit}\u0000${options.after ?? ''}\u0000${value}`
+        ? `findBy\u0000${field}\u0000${options.limit}\u0000${options.after ?? ''}\u0000${value}`
         : undefined;
     return this.memoized(
+      entity,
       key,
       () => this.readBy(entity, field, value, options),
       (records) => records.length,
@@ -562,9 +568,10 @@ export class VersionTables {
   ): StoredRecord[] {
     const key =
       options?.at === undefined
-        ? `findByAny\u0000${entity}\u0000${field}\u0000${options?.limit ?? ''}\u0000${options?.after ?? ''}\u0000${values.join('\u0000')}`
+        ? `findByAny\u0000${field}\u0000${options?.limit ?? ''}\u0000${options?.after ?? ''}\u0000${values.join('\u0000')}`
         : undefined;
     return this.memoized(
+      entity,
       key,
       () => this.readByAny(entity, field, values, options),
       (records) => records.length,
@@ -647,6 +654,7 @@ export class VersionTables {
       );
     };
     return this.memoized(
+      request.entity,
       `listJson\u0000${JSON.stringify(request)}`,
       read,
       (list) => list.rows,
@@ -659,7 +667,8 @@ export class VersionTables {
     const params = { after: options.after ?? FIRST, limit: options.limit, at: options.at };
     if (options.at !== undefined) return this.records(entity, t.listAt.all(params) as RawRow[]);
     return this.memoized(
-      `list\u0000${entity}\u0000${options.limit}\u0000${params.after}`,
+      entity,
+      `list\u0000${options.limit}\u0000${params.after}`,
       () => this.records(entity, t.listCurrent.all(params) as RawRow[]),
       (records) => records.length,
     );

@@ -105,20 +105,76 @@ describe('a read-only store answers current reads from its memo while no other c
     expect(memo().misses).toBe(misses);
   });
 
-  it('sees a commit made through a connection of its own process and of another process alike', async () => {
-    // Two writers on the same file: the store's and a bare connection (as another process holds one).
+  it('keeps the answers about other entities across a commit, and drops those of the entities it logged', async () => {
     const f = randomUUID();
-    await writer.commit([{ op: 'create', entity: 'farm', id: f, payload: farm('a') }]);
-    expect((await read.get('farm', f))?.payload.name).toBe('a');
-    const other = openDatabase(dataFiles(dir).primary);
+    const c = randomUUID();
+    await writer.commit([
+      { op: 'create', entity: 'farm', id: f, payload: farm('a') },
+      { op: 'create', entity: 'coop', id: c, payload: coop(f) },
+    ]);
+    const coops = await read.findByAny('coop', 'farm_id', [f]);
+    const farmRecord = await read.get('farm', f);
+    expect(await read.list('consumer', { limit: 10 })).toEqual([]);
+    // Another writer (as another process holds one) logs a consumer: farms and coops are unchanged.
+    const other = openPrimaryStore({ file: dataFiles(dir).primary, clock: () => now });
     try {
-      other
-        .prepare(`UPDATE farm_versions SET payload = json_set(payload, '$.name', 'z') WHERE id = ?`)
-        .run(f);
+      const consumer = randomUUID();
+      await other.commit([
+        {
+          op: 'create',
+          entity: 'consumer',
+          id: consumer,
+          payload: { name: 'x', zone: 'north', consumer_type: 'household' },
+        },
+      ]);
+      const hits = memo().hits;
+      expect(await read.findByAny('coop', 'farm_id', [f])).toBe(coops);
+      expect(await read.get('farm', f)).toBe(farmRecord);
+      expect(memo().hits).toBe(hits + 2);
+      expect((await read.list('consumer', { limit: 10 })).map((r) => r.id)).toEqual([consumer]);
+      // A change to the coops drops their answers (and only theirs).
+      now += 5;
+      await other.commit([{ op: 'update', entity: 'coop', id: c, payload: coop(f, 'renamed') }]);
+      const renamed = await read.findByAny('coop', 'farm_id', [f]);
+      expect(renamed).not.toBe(coops);
+      expect(renamed[0]?.payload.name).toBe('renamed');
+      expect(await read.get('farm', f)).toBe(farmRecord);
+      await other.commit([{ op: 'delete', entity: 'coop', id: c }]);
+      expect(await read.findByAny('coop', 'farm_id', [f])).toEqual([]);
+      expect(await read.get('coop', c)).toBeNull();
     } finally {
-      other.close();
+      await other.close();
     }
-    expect((await read.get('farm', f))?.payload.name).toBe('z');
+  });
+
+  it('drops every answer of a projection generation on any commit of the projector', async () => {
+    const projections = openProjectionStore({ dir: dataFiles(dir).projectionsDir });
+    try {
+      const id = randomUUID();
+      const write = async (checkpoint: number, eggs: number) =>
+        projections.commit({
+          expectedCheckpoint: checkpoint - 1,
+          checkpoint,
+          documents: [
+            {
+              entity: 'container_inventory',
+              id,
+              createdAt: now,
+              live: true,
+              payload: { container_id: id, current_eggs: eggs },
+            },
+          ],
+          state: [],
+        });
+      await write(1, 3);
+      expect((await read.get('container_inventory', id))?.payload.current_eggs).toBe(3);
+      const again = await read.get('container_inventory', id);
+      expect(await read.get('container_inventory', id)).toBe(again);
+      await write(2, 7);
+      expect((await read.get('container_inventory', id))?.payload.current_eggs).toBe(7);
+    } finally {
+      await projections.close();
+    }
   });
 });
 
@@ -132,24 +188,25 @@ describe('ReadMemo', () => {
   it('keeps at most its rows and bytes, dropping the oldest answers first', () => {
     const db = openDatabase(join(dir, 'x.db'));
     try {
-      const memo = new ReadMemo(db, 10, 100);
+      const memo = new ReadMemo(db, undefined, 10, 100);
       // Answers are filed after a look that missed (the look notes the database's version).
-      expect(memo.get('a')).toBeUndefined();
-      memo.set('a', ['a'], 4);
-      memo.set('b', ['b'], 4);
-      memo.set('empty', [], 0);
+      expect(memo.get('farm', 'a')).toBeUndefined();
+      memo.set('farm', 'a', ['a'], 4);
+      memo.set('coop', 'b', ['b'], 4);
+      memo.set('farm', 'empty', [], 0);
       expect(memo.size).toEqual({ answers: 3, rows: 9, bytes: 0 });
-      memo.set('c', ['c'], 4);
-      expect(memo.get('a')).toBeUndefined();
-      expect(memo.get('b')).toEqual(['b']);
+      memo.set('coop', 'c', ['c'], 4);
+      // The oldest of the entity filed into first, then of the others.
+      expect(memo.get('coop', 'b')).toBeUndefined();
+      expect(memo.get('farm', 'a')).toEqual(['a']);
       expect(memo.size.rows).toBeLessThanOrEqual(10);
-      memo.set('text', 'x'.repeat(90), 1, 90);
-      memo.set('more text', 'y'.repeat(20), 1, 20);
-      expect(memo.get('text')).toBeUndefined();
+      memo.set('farm', 'text', 'x'.repeat(90), 1, 90);
+      memo.set('farm', 'more text', 'y'.repeat(20), 1, 20);
+      expect(memo.get('farm', 'text')).toBeUndefined();
       expect(memo.size.bytes).toBe(20);
       // Too big alone: not kept at all.
-      memo.set('huge', [], 11);
-      expect(memo.get('huge')).toBeUndefined();
+      memo.set('farm', 'huge', [], 11);
+      expect(memo.get('farm', 'huge')).toBeUndefined();
       expect(memo.size.rows).toBeLessThanOrEqual(10);
     } finally {
       db.close();
