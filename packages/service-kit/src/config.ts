@@ -30,6 +30,7 @@ export const configSchema = z.object({
   EGGMESH_BULK_MAX_ITEMS: positive(1000),
   EGGMESH_MAX_FUTURE_MS: z.coerce.number().int().min(0).default(86_400_000),
   EGGMESH_MIN_POSITION_WAIT_MS: z.coerce.number().int().min(0).default(5000),
+  EGGMESH_READ_MEMO_ROWS: z.coerce.number().int().min(0).default(20_000),
   EGGMESH_GRAPHQL_MAX_DEPTH: positive(8),
   EGGMESH_GRAPHQL_MAX_COST: positive(2_000_000),
   EGGMESH_GRAPHQL_MAX_FIELDS: positive(2000),
@@ -96,6 +97,8 @@ export interface Config {
   /** Event timestamps later than the server time + this are refused (ms). */
   readonly maxFutureMs: number;
   readonly minPositionWaitMs: number;
+  /** Rows of current-read answers a read-only SQLite store keeps while unchanged (0: none). */
+  readonly readMemoRows: number;
   readonly graphql: {
     readonly maxDepth: number;
     readonly maxCost: number;
@@ -256,6 +259,7 @@ function parseConfig(env: Record<string, string | undefined>): Config {
     bulkMaxItems: c.EGGMESH_BULK_MAX_ITEMS,
     maxFutureMs: c.EGGMESH_MAX_FUTURE_MS,
     minPositionWaitMs: c.EGGMESH_MIN_POSITION_WAIT_MS,
+    readMemoRows: c.EGGMESH_READ_MEMO_ROWS,
     graphql: Object.freeze({
       maxDepth: c.EGGMESH_GRAPHQL_MAX_DEPTH,
       maxCost: c.EGGMESH_GRAPHQL_MAX_COST,

@@ -132,6 +132,8 @@ export interface PrimaryStoreOptions {
   readonly synchronous?: Synchronous;
   /** The wall clock (epoch ms); injected so tests control time. */
   readonly clock?: () => number;
+  /** Read-only: rows of current-read answers kept while unchanged (`ReadMemo`; 0: none). */
+  readonly memoRows?: number;
 }
 
 const parse = (json: string | null): Record<string, unknown> | null =>
@@ -185,7 +187,14 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
       }
       return { position, entities };
     };
-    this.tables = new VersionTables(this.db, primaryEntities, !options.readonly, 'referenced', changes);
+    this.tables = new VersionTables(
+      this.db,
+      primaryEntities,
+      !options.readonly,
+      'referenced',
+      changes,
+      options.memoRows,
+    );
     this.readLog = this.db.prepare(readLogSql());
     this.lastCreatedAt = this.db
       .prepare('SELECT created_at FROM event_log ORDER BY position DESC LIMIT 1')

@@ -383,6 +383,8 @@ export class ProjectionReader {
   constructor(
     readonly dir: string,
     private readonly recheckMs = 250,
+    /** Rows of current-read answers each generation's tables keep while unchanged (0: none). */
+    private readonly memoRows?: number,
   ) {}
 
   private refresh(): VersionTables | null {
@@ -404,7 +406,7 @@ export class ProjectionReader {
       this.db?.close();
       this.db = db;
       this.generation = generation;
-      this.tables = new VersionTables(db, projectionEntities, false);
+      this.tables = new VersionTables(db, projectionEntities, false, 'inline', undefined, this.memoRows);
       this.checkpointStatement = db
         .prepare("SELECT value FROM projector_meta WHERE key = 'checkpoint'")
         .pluck();

@@ -102,11 +102,14 @@ export class SqliteReadStore implements ReadStore, JsonListReader {
 }
 
 /** Opens the data directory for reading only: this handle cannot write. */
-export function openReadStore(dataDir: string): SqliteReadStore {
+export function openReadStore(
+  dataDir: string,
+  options: { readonly memoRows?: number } = {},
+): SqliteReadStore {
   const files = dataFiles(dataDir);
   return new SqliteReadStore(
-    new SqlitePrimaryStore({ file: files.primary, readonly: true }),
-    new ProjectionReader(files.projectionsDir),
+    new SqlitePrimaryStore({ file: files.primary, readonly: true, memoRows: options.memoRows }),
+    new ProjectionReader(files.projectionsDir, undefined, options.memoRows),
   );
 }
 

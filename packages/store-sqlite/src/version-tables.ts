@@ -13,7 +13,7 @@ import {
 import type { Statement } from 'better-sqlite3';
 import { quote, type SqliteDatabase } from './database.js';
 import { JsonFragments } from './json-fragments.js';
-import { type ChangeFeed, ReadMemo } from './read-memo.js';
+import { type ChangeFeed, READ_MEMO_ROWS, ReadMemo } from './read-memo.js';
 
 interface Row {
   id: string;
@@ -397,9 +397,11 @@ export class VersionTables {
     readonly layout: CurrentLayout = 'inline',
     /** What the memo drops on a commit: the entities the feed names, or everything without one. */
     changes?: ChangeFeed,
+    /** Rows of answers the memo keeps (0: no memo). */
+    memoRows = READ_MEMO_ROWS,
   ) {
     this.cache = writable ? undefined : new RecordCache();
-    this.memo = writable ? undefined : new ReadMemo(db, changes);
+    this.memo = writable || memoRows === 0 ? undefined : new ReadMemo(db, changes, memoRows);
     this.fragments = !writable && layout === 'referenced' ? new JsonFragments() : undefined;
   }
 

@@ -178,6 +178,28 @@ describe('a read-only store answers current reads from its memo while no other c
   });
 });
 
+describe('EGGMESH_READ_MEMO_ROWS = 0', () => {
+  it('opens a read store whose every read goes to SQLite', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eggmesh-no-memo-'));
+    const files = dataFiles(dir);
+    const writer = openPrimaryStore({ file: files.primary });
+    openProjectionStore({ dir: files.projectionsDir });
+    const read = openReadStore(dir, { memoRows: 0 });
+    try {
+      const f = randomUUID();
+      await writer.commit([{ op: 'create', entity: 'farm', id: f, payload: farm('a') }]);
+      expect(read.primary.sync.memo).toBeUndefined();
+      const first = await read.list('farm', { limit: 10 });
+      expect(first.map((r) => r.id)).toEqual([f]);
+      expect(await read.list('farm', { limit: 10 })).not.toBe(first);
+    } finally {
+      await read.close();
+      await writer.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('ReadMemo', () => {
   let dir: string;
   beforeEach(() => {

@@ -26,6 +26,7 @@ parseCommandLine({
     'EGGMESH_LOG_REQUESTS',
     'EGGMESH_BODY_LIMIT_BYTES',
     'EGGMESH_EDGE_GRAPHQL',
+    'EGGMESH_READ_MEMO_ROWS',
     'EGGMESH_RATE_LIMIT_PER_MIN',
   ],
 });
@@ -37,7 +38,7 @@ async function openStore(log: (msg: string) => void): Promise<SqliteReadStore> {
   let told = '';
   for (;;) {
     try {
-      return openReadStore(config.dataDir);
+      return openReadStore(config.dataDir, { memoRows: config.readMemoRows });
     } catch (error) {
       const reason = `waiting for the data files in ${config.dataDir} (${(error as Error).message})`;
       if (reason !== told) log(reason);
