@@ -12,29 +12,20 @@ import {
   type SqliteReadStore,
 } from '@eggmesh/store-sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-
-const farm = (name: string) => ({ name, farm_type: 'local', zone: 'north' });
-const coop = (farmId: string, name = 'c') => ({ name, farm_id: farmId, capacity: 10, coop_type: 'barn' });
+import { coop, farm, openReadFixture, type ReadFixture } from './read-fixture.js';
 
 describe('the read-only store reuses parsed records only while the stored row is unchanged', () => {
-  let dir: string;
   let now: number;
   let writer: SqlitePrimaryStore;
   let read: SqliteReadStore;
+  let fixture: ReadFixture;
 
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'eggmesh-read-cache-'));
     now = 1_000;
-    const files = dataFiles(dir);
-    writer = openPrimaryStore({ file: files.primary, clock: () => now });
-    openProjectionStore({ dir: files.projectionsDir });
-    read = openReadStore(dir);
+    fixture = openReadFixture('eggmesh-read-cache-', () => now);
+    ({ writer, read } = fixture);
   });
-  afterEach(async () => {
-    await read.close();
-    await writer.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(() => fixture.close());
 
   it('hands out the same frozen record for an unchanged row, from get, list, findBy and findByAny', async () => {
     const f = randomUUID();

@@ -13,15 +13,14 @@ import {
   type SqliteReadStore,
 } from '@eggmesh/store-sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-
-const farm = (name: string) => ({ name, farm_type: 'local', zone: 'north' });
-const coop = (farmId: string, name = 'c') => ({ name, farm_id: farmId, capacity: 10, coop_type: 'barn' });
+import { coop, farm, openReadFixture, type ReadFixture } from './read-fixture.js';
 
 describe('a read-only store answers current reads from its memo while no other connection committed', () => {
   let dir: string;
   let now: number;
   let writer: SqlitePrimaryStore;
   let read: SqliteReadStore;
+  let fixture: ReadFixture;
   const memo = () => {
     const m = read.primary.sync.memo;
     if (!m) throw new Error('a read-only primary has a memo');
@@ -29,18 +28,11 @@ describe('a read-only store answers current reads from its memo while no other c
   };
 
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'eggmesh-read-memo-'));
     now = 1_000;
-    const files = dataFiles(dir);
-    writer = openPrimaryStore({ file: files.primary, clock: () => now });
-    openProjectionStore({ dir: files.projectionsDir });
-    read = openReadStore(dir);
+    fixture = openReadFixture('eggmesh-read-memo-', () => now);
+    ({ dir, writer, read } = fixture);
   });
-  afterEach(async () => {
-    await read.close();
-    await writer.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(() => fixture.close());
 
   it('hands out the same answer for a repeated read, and a fresh one after any commit', async () => {
     const f = randomUUID();
