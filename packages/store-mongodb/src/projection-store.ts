@@ -406,7 +406,18 @@ export class MongoProjectionStore implements ProjectionStore {
     if (settled.value !== batch.expectedCheckpoint) throw this.conflict(settled.value, batch);
     const id = randomUUID();
     const chunks: ChunkDoc[] = [];
-    const items = [...batch.documents.map((d) => ({ d })), ...batch.state.map((s) => ({ s }))];
+    // Fields copied by name: BSON stores an object's own data fields only, and a writer may expose
+    // some through accessors (the projector computes a version's stored payload on first use).
+    const documents = batch.documents.map(
+      ({ entity, id, payload, live, createdAt }): ProjectionWrite => ({
+        entity,
+        id,
+        payload,
+        live,
+        createdAt,
+      }),
+    );
+    const items = [...documents.map((d) => ({ d })), ...batch.state.map((s) => ({ s }))];
     for (let i = 0; i < items.length; i += CHUNK) {
       const slice = items.slice(i, i + CHUNK);
       chunks.push({

@@ -119,6 +119,35 @@ export function runProjectionStoreContract(name: string, harness: ProjectionStor
       expect(loaded.stateByRef.get(projectionKey('coop', 'c1'))).toEqual([]);
     });
 
+    it('stores what a write object exposes, accessors included (not only its own data fields)', async () => {
+      // A writer may hand its versions as class instances whose payload is computed on first use.
+      class Version implements ProjectionWrite {
+        readonly entity = 'farm_output' as const;
+        constructor(
+          readonly id: string,
+          private readonly hens: number,
+          readonly createdAt: number,
+        ) {}
+        get live() {
+          return true;
+        }
+        get payload() {
+          return { farm_id: this.id, total_hens: this.hens };
+        }
+      }
+      await store.commit(batch(0, 3, { documents: [new Version('f1', 4, 100), new Version('f2', 5, 100)] }));
+      const loaded = await load();
+      expect(loaded.documents.get(projectionKey('farm_output', 'f1'))).toEqual({
+        id: 'f1',
+        live: true,
+        payload: { farm_id: 'f1', total_hens: 4 },
+      });
+      expect(loaded.documents.get(projectionKey('farm_output', 'f2'))?.payload).toEqual({
+        farm_id: 'f2',
+        total_hens: 5,
+      });
+    });
+
     it('loads the newest version of a document, within a commit and across commits', async () => {
       await store.commit(batch(0, 1, { documents: [doc('f1', 1, 100), doc('f1', 2, 101)] }));
       expect((await load()).documents.get(projectionKey('farm_output', 'f1'))?.payload.total_hens).toBe(2);
