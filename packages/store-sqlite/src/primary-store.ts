@@ -12,7 +12,7 @@ import {
 import type { Statement } from 'better-sqlite3';
 import { ChangeSignal } from './change-signal.js';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
-import type { ChangeFeed } from './read-memo.js';
+import { numberedChangeFeed } from './read-memo.js';
 import { tableNames, VersionTables, VersionTablesReader } from './version-tables.js';
 
 /** The entities the primary holds: everything clients write (projections live in the projection store). */
@@ -172,21 +172,19 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
     this.db = openDatabase(options.file, options);
     prepareLayout(this.db, options.file, options.readonly === true);
     this.headStatement = this.db.prepare('SELECT coalesce(max(position), 0) FROM event_log').pluck();
-    // Every change to the entity tables is logged in its commit's transaction: a reader's memo drops
-    // only the entities the log names since its last look.
-    const changedSince = this.db
-      .prepare('SELECT entity, max(position) FROM event_log WHERE position > ? GROUP BY entity')
+    // Every change to the entity tables is logged in its commit's transaction, under a position that
+    // is never reused (the log is never pruned): a reader's memo drops only what the log names.
+    const logged = this.db
+      .prepare(
+        'SELECT position, entity, entity_id FROM event_log WHERE position > ? ORDER BY position LIMIT ?',
+      )
       .raw(true);
-    const changes: ChangeFeed = (after) => {
-      if (after === undefined) return { position: this.headSync(), entities: [] };
-      let position = after;
-      const entities: string[] = [];
-      for (const [entity, last] of changedSince.all(after) as Array<[string, number]>) {
-        entities.push(entity);
-        if (last > position) position = last;
-      }
-      return { position, entities };
-    };
+    const changes = numberedChangeFeed([
+      {
+        after: (position, limit) => logged.all(position, limit) as Array<[number, string, string]>,
+        head: () => this.headSync(),
+      },
+    ]);
     this.tables = new VersionTables(
       this.db,
       primaryEntities,

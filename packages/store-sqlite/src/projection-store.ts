@@ -30,6 +30,7 @@ import {
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
+import { type ChangeFeed, numberedChangeFeed } from './read-memo.js';
 import { tableNames, type VersionInsert, VersionTables, VersionTablesReader } from './version-tables.js';
 
 export const projectionEntities: readonly EntityName[] = entityNames.filter(
@@ -372,6 +373,30 @@ export function openProjectionStore(options: ProjectionStoreOptions): SqliteProj
  * Read-only access to whichever generation is current: a rebuild that promotes a new
  * generation is picked up within `recheckMs`, without a restart.
  */
+/**
+ * What the projector changed in a generation, from its version rows: every document write appends one,
+ * or replaces the newest of its id written at the same time. Version rows are never deleted, and SQLite
+ * numbers a new row above every existing one, even the row its REPLACE then deletes (the memo spec
+ * replaces the row with the highest `seq` and checks the change is seen), so the rows past the last
+ * `seq` a look saw are exactly the documents written since.
+ */
+function generationChangeFeed(db: SqliteDatabase): ChangeFeed {
+  return numberedChangeFeed(
+    projectionEntities.map((entity) => {
+      const { versions } = tableNames(entity);
+      const since = db
+        .prepare(`SELECT seq, '${entity}', id FROM ${versions} WHERE seq > ? ORDER BY seq LIMIT ?`)
+        .raw(true);
+      const head = db.prepare(`SELECT coalesce(max(seq), 0) FROM ${versions}`).pluck();
+      return {
+        after: (position: number, limit: number) =>
+          since.all(position, limit) as Array<[number, string, string]>,
+        head: () => head.get() as number,
+      };
+    }),
+  );
+}
+
 export class ProjectionReader {
   private db: SqliteDatabase | null = null;
   private tables: VersionTables | null = null;
@@ -406,7 +431,14 @@ export class ProjectionReader {
       this.db?.close();
       this.db = db;
       this.generation = generation;
-      this.tables = new VersionTables(db, projectionEntities, false, 'inline', undefined, this.memoRows);
+      this.tables = new VersionTables(
+        db,
+        projectionEntities,
+        false,
+        'inline',
+        generationChangeFeed(db),
+        this.memoRows,
+      );
       this.checkpointStatement = db
         .prepare("SELECT value FROM projector_meta WHERE key = 'checkpoint'")
         .pluck();

@@ -6,41 +6,55 @@ export const READ_MEMO_ROWS = 20_000;
 /** How much JSON list text it keeps, by default. */
 export const READ_MEMO_TEXT_BYTES = 8 * 1024 * 1024;
 
+/** What other connections changed: per entity, the ids of the rows they wrote, or `'all'`. */
+export type Changes = ReadonlyMap<string, ReadonlySet<string> | 'all'>;
+
+/**
+ * Tells a memo what the commits since its last call changed, so that it drops only those answers:
+ * a database that records every change (the primary's event log, a generation's version rows, each
+ * written in the commit's own transaction) can say so. `undefined`: it cannot say (the first call, or
+ * too much changed to list), and the memo drops everything.
+ */
+export interface ChangeFeed {
+  next(): Changes | undefined;
+}
+
+/** More changed rows than this since the last look: a feed says "everything" instead of listing them. */
+export const FEED_MAX_ROWS = 4096;
+
 interface Answer {
   readonly value: unknown;
   readonly rows: number;
   readonly bytes: number;
+  /** The only rows the answer depends on (a read by id); undefined: any row of its entity. */
+  readonly ids: readonly string[] | undefined;
 }
 
-/**
- * Which entities the commits after `position` touched, and the position they reach (with `position`
- * undefined: none, and the position now): how a database
- * that logs every change (the primary's event log, written in each commit's transaction) tells a memo
- * what to drop instead of everything.
- */
-export type ChangeFeed = (position: number | undefined) => {
-  readonly position: number;
-  readonly entities: Iterable<string>;
-};
+/** One entity's answers, and which of them depend on which ids. */
+class EntityAnswers {
+  readonly answers = new Map<string, Answer>();
+  /** Keys of the answers that depend on any row of the entity (lists, reads by a field). */
+  readonly wide = new Set<string>();
+  /** Keys of the answers that depend on a given id. */
+  readonly byId = new Map<string, Set<string>>();
+}
 
 /**
  * The answers of current reads on one read-only connection, reused while what they were read from is
  * unchanged. SQLite's `PRAGMA data_version` changes whenever another connection commits to the
  * database, and reading it starts a read transaction like any statement does, so a look at it before
- * each read tells whether any answer may be stale. When it moved, the memo drops the answers of the
- * entities the change feed names (every answer is about one entity's rows), or every answer when there
- * is no feed. The feed is read after the version, so a commit landing in between is dropped now or
- * at the next look, and an answer is always read after the look it is filed under: no write another
- * process acknowledged before a read is ever hidden from it. Answers are shared between callers, who
- * must not mutate them (the records in them are frozen). Bounded by rows and by JSON text; the oldest
- * answers go first.
+ * each read tells whether any answer may be stale. When it moved, the memo asks its change feed what
+ * changed and drops the answers that depend on it: those about a changed id, and every list or
+ * field read of a changed entity; without a feed, or when the feed cannot say, every answer. The feed
+ * is read after the version, so a commit landing in between is dropped now or at the next look, and an
+ * answer is always read after the look it is filed under: no write another process acknowledged before
+ * a read began is ever hidden from it. Answers are shared between callers, who must not mutate them
+ * (the records in them are frozen). Bounded by rows and by JSON text; the oldest answers go first.
  */
 export class ReadMemo {
   private readonly dataVersion: Statement;
   private version: unknown;
-  /** Where the feed was last read; undefined until the first look (everything is dropped then). */
-  private position: number | undefined;
-  private readonly answers = new Map<string, Map<string, Answer>>();
+  private readonly entities = new Map<string, EntityAnswers>();
   private rows = 0;
   private bytes = 0;
   /** Answers served from here and reads that went to SQLite (diagnostics and tests). */
@@ -66,7 +80,7 @@ export class ReadMemo {
       this.version = version;
       this.dropChanged();
     }
-    const answer = this.answers.get(entity)?.get(key);
+    const answer = this.entities.get(entity)?.answers.get(key);
     if (answer === undefined) {
       this.misses += 1;
       return undefined;
@@ -76,65 +90,93 @@ export class ReadMemo {
   }
 
   private dropChanged(): void {
-    if (this.feed === undefined || this.position === undefined) {
+    const changes = this.feed?.next();
+    if (changes === undefined) {
       this.clear();
-      if (this.feed !== undefined) this.position = this.feed(undefined).position;
       return;
     }
-    const changes = this.feed(this.position);
-    for (const entity of changes.entities) this.drop(entity);
-    this.position = Math.max(this.position, changes.position);
+    for (const [entity, ids] of changes) {
+      const of = this.entities.get(entity);
+      if (of === undefined) continue;
+      if (ids === 'all') {
+        for (const key of [...of.answers.keys()]) this.drop(of, key);
+        continue;
+      }
+      for (const key of [...of.wide]) this.drop(of, key);
+      for (const id of ids) {
+        const keys = of.byId.get(id);
+        if (keys !== undefined) for (const key of [...keys]) this.drop(of, key);
+      }
+    }
   }
 
-  private drop(entity: string): void {
-    const answers = this.answers.get(entity);
-    if (answers === undefined) return;
-    for (const answer of answers.values()) {
-      this.rows -= answer.rows;
-      this.bytes -= answer.bytes;
+  private drop(of: EntityAnswers, key: string): void {
+    const answer = of.answers.get(key);
+    if (answer === undefined) return;
+    of.answers.delete(key);
+    this.rows -= answer.rows;
+    this.bytes -= answer.bytes;
+    if (answer.ids === undefined) {
+      of.wide.delete(key);
+      return;
     }
-    this.answers.delete(entity);
+    for (const id of answer.ids) {
+      const keys = of.byId.get(id);
+      keys?.delete(key);
+      if (keys?.size === 0) of.byId.delete(id);
+    }
   }
 
   /**
-   * Files the answer of `key` about `entity`, read just after `get` missed it: `records` rows,
-   * `bytes` of text.
+   * Files the answer of `key` about `entity`, read just after `get` missed it: `records` rows, `bytes`
+   * of text; `ids` when the answer depends only on those rows (a read by id).
    */
-  set(entity: string, key: string, value: unknown, records: number, bytes = 0): void {
+  set(
+    entity: string,
+    key: string,
+    value: unknown,
+    records: number,
+    bytes = 0,
+    ids?: readonly string[],
+  ): void {
     // An empty answer counts as a row: many of them must not pile up unbounded either.
     const rows = Math.max(1, records);
     if (rows > this.maxRows || bytes > this.maxBytes) return;
-    let answers = this.answers.get(entity);
-    if (answers === undefined) {
-      answers = new Map();
-      this.answers.set(entity, answers);
+    let of = this.entities.get(entity);
+    if (of === undefined) {
+      of = new EntityAnswers();
+      this.entities.set(entity, of);
     }
-    const known = answers.get(key);
-    if (known !== undefined) {
-      answers.delete(key);
-      this.rows -= known.rows;
-      this.bytes -= known.bytes;
+    this.drop(of, key);
+    of.answers.set(key, { value, rows, bytes, ids });
+    if (ids === undefined) of.wide.add(key);
+    else {
+      for (const id of ids) {
+        let keys = of.byId.get(id);
+        if (keys === undefined) {
+          keys = new Set();
+          of.byId.set(id, keys);
+        }
+        keys.add(key);
+      }
     }
-    answers.set(key, { value, rows, bytes });
     this.rows += rows;
     this.bytes += bytes;
-    if (this.rows > this.maxRows || this.bytes > this.maxBytes) this.evict(answers);
+    if (this.rows > this.maxRows || this.bytes > this.maxBytes) this.evict(of);
   }
 
   /** Drops the oldest answers (of `first`'s entity first, then of the others) until within bounds. */
-  private evict(first: Map<string, Answer>): void {
-    for (const answers of [first, ...this.answers.values()]) {
-      for (const [key, answer] of answers) {
+  private evict(first: EntityAnswers): void {
+    for (const of of [first, ...this.entities.values()]) {
+      for (const key of [...of.answers.keys()]) {
         if (this.rows <= this.maxRows && this.bytes <= this.maxBytes) return;
-        answers.delete(key);
-        this.rows -= answer.rows;
-        this.bytes -= answer.bytes;
+        this.drop(of, key);
       }
     }
   }
 
   clear(): void {
-    this.answers.clear();
+    this.entities.clear();
     this.rows = 0;
     this.bytes = 0;
   }
@@ -142,7 +184,49 @@ export class ReadMemo {
   /** Answers, rows and text bytes held. */
   get size(): { readonly answers: number; readonly rows: number; readonly bytes: number } {
     let answers = 0;
-    for (const map of this.answers.values()) answers += map.size;
+    for (const of of this.entities.values()) answers += of.answers.size;
     return { answers, rows: this.rows, bytes: this.bytes };
   }
+}
+
+/**
+ * A change feed over rows numbered in commit order (the primary's log positions, a generation's
+ * version `seq`s): `after(position, limit)` lists `[number, entity, id]` of the rows past `position`
+ * in order, `head()` the highest number now.
+ */
+export function numberedChangeFeed(
+  sources: readonly {
+    readonly after: (position: number, limit: number) => ReadonlyArray<readonly [number, string, string]>;
+    readonly head: () => number;
+  }[],
+): ChangeFeed {
+  let positions: number[] | undefined;
+  return {
+    next() {
+      if (positions === undefined) {
+        positions = sources.map((s) => s.head());
+        return undefined;
+      }
+      const changes = new Map<string, Set<string>>();
+      for (let i = 0; i < sources.length; i++) {
+        const source = sources[i]!;
+        const rows = source.after(positions[i]!, FEED_MAX_ROWS + 1);
+        if (rows.length > FEED_MAX_ROWS) {
+          // Too much to list: everything goes, and the feed starts again from the heads now.
+          positions = sources.map((s) => s.head());
+          return undefined;
+        }
+        for (const [position, entity, id] of rows) {
+          let ids = changes.get(entity);
+          if (ids === undefined) {
+            ids = new Set();
+            changes.set(entity, ids);
+          }
+          ids.add(id);
+          if (position > positions[i]!) positions[i] = position;
+        }
+      }
+      return changes;
+    },
+  };
 }

@@ -395,7 +395,7 @@ export class VersionTables {
     readonly entityNames: readonly EntityName[],
     private readonly writable: boolean,
     readonly layout: CurrentLayout = 'inline',
-    /** What the memo drops on a commit: the entities the feed names, or everything without one. */
+    /** What the memo drops on a commit: what the feed names, or everything without one. */
     changes?: ChangeFeed,
     /** Rows of answers the memo keeps (0: no memo). */
     memoRows = READ_MEMO_ROWS,
@@ -476,14 +476,14 @@ export class VersionTables {
     key: string | undefined,
     read: () => T,
     rows: (answer: T) => number,
-    bytes?: (answer: T) => number,
+    depends?: { readonly ids?: readonly string[]; readonly bytes?: (answer: T) => number },
   ): T {
     const memo = this.memo;
     if (memo === undefined || key === undefined) return read();
     const known = memo.get<T>(entity, key);
     if (known !== undefined) return known;
     const answer = read();
-    memo.set(entity, key, answer, rows(answer), bytes?.(answer));
+    memo.set(entity, key, answer, rows(answer), depends?.bytes?.(answer), depends?.ids);
     return answer;
   }
 
@@ -494,6 +494,7 @@ export class VersionTables {
       key,
       () => this.readOne(entity, id, options),
       (record) => (record ? 1 : 0),
+      { ids: [id] },
     );
   }
 
@@ -521,6 +522,7 @@ export class VersionTables {
         `getMany\u0000${json}`,
         () => this.records(entity, this.of(entity).getCurrentMany.all(json) as RawRow[]),
         (records) => records.length,
+        { ids },
       );
     }
     const out: StoredRecord[] = [];
@@ -532,6 +534,8 @@ export class VersionTables {
   }
 
   findBy(entity: EntityName, field: string, value: string, options: PageOptions): StoredRecord[] {
+    // By the projection key: a read by id, memoized as such.
+    if (field === entities[entity].projectionKey) return this.readBy(entity, field, value, options);
     const key =
       options.at === undefined
         ? `findBy\u0000${field}\u0000${options.limit}\u0000${options.after ?? ''}\u0000${value}`
@@ -568,6 +572,8 @@ export class VersionTables {
     values: readonly string[],
     options?: RelationPageOptions,
   ): StoredRecord[] {
+    // By the projection key: reads by id, memoized as such.
+    if (field === entities[entity].projectionKey) return this.readByAny(entity, field, values, options);
     const key =
       options?.at === undefined
         ? `findByAny\u0000${field}\u0000${options?.limit ?? ''}\u0000${options?.after ?? ''}\u0000${values.join('\u0000')}`
@@ -660,7 +666,7 @@ export class VersionTables {
       `listJson\u0000${JSON.stringify(request)}`,
       read,
       (list) => list.rows,
-      (list) => list.json.length,
+      { bytes: (list) => list.json.length },
     );
   }
 

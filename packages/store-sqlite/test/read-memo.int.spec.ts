@@ -124,6 +124,13 @@ describe('a read-only store answers current reads from its memo while no other c
       expect(await read.get('farm', f)).toBe(farmRecord);
       expect(memo().hits).toBe(hits + 2);
       expect((await read.list('consumer', { limit: 10 })).map((r) => r.id)).toEqual([consumer]);
+      // Another farm: this farm's answer stays, the list of farms does not.
+      const farms = await read.list('farm', { limit: 10 });
+      const g = randomUUID();
+      await other.commit([{ op: 'create', entity: 'farm', id: g, payload: farm('g') }]);
+      expect(await read.get('farm', f)).toBe(farmRecord);
+      expect(await read.list('farm', { limit: 10 })).not.toBe(farms);
+      expect((await read.list('farm', { limit: 10 })).length).toBe(2);
       // A change to the coops drops their answers (and only theirs).
       now += 5;
       await other.commit([{ op: 'update', entity: 'coop', id: c, payload: coop(f, 'renamed') }]);
@@ -139,31 +146,53 @@ describe('a read-only store answers current reads from its memo while no other c
     }
   });
 
-  it('drops every answer of a projection generation on any commit of the projector', async () => {
+  it('drops the answers about the documents a projector commit wrote, and every list of their projection', async () => {
     const projections = openProjectionStore({ dir: dataFiles(dir).projectionsDir });
     try {
-      const id = randomUUID();
-      const write = async (checkpoint: number, eggs: number) =>
-        projections.commit({
+      const [a, b] = [randomUUID(), randomUUID()];
+      let checkpoint = 0;
+      // Every write at the same time: a document written again replaces its version row.
+      const write = async (docs: ReadonlyArray<readonly [string, number]>) => {
+        checkpoint += 1;
+        await projections.commit({
           expectedCheckpoint: checkpoint - 1,
           checkpoint,
-          documents: [
-            {
-              entity: 'container_inventory',
-              id,
-              createdAt: now,
-              live: true,
-              payload: { container_id: id, current_eggs: eggs },
-            },
-          ],
+          documents: docs.map(([id, eggs]) => ({
+            entity: 'container_inventory' as const,
+            id,
+            createdAt: now,
+            live: true,
+            payload: { container_id: id, current_eggs: eggs },
+          })),
           state: [],
         });
-      await write(1, 3);
-      expect((await read.get('container_inventory', id))?.payload.current_eggs).toBe(3);
-      const again = await read.get('container_inventory', id);
-      expect(await read.get('container_inventory', id)).toBe(again);
-      await write(2, 7);
-      expect((await read.get('container_inventory', id))?.payload.current_eggs).toBe(7);
+      };
+      const eggs = async (id: string) => (await read.get('container_inventory', id))?.payload.current_eggs;
+      const listed = async () =>
+        (await read.list('container_inventory', { limit: 10 })).map((r) => r.payload.current_eggs).sort();
+      await write([
+        [a, 3],
+        [b, 5],
+      ]);
+      const first = await read.get('container_inventory', a);
+      expect(first?.payload.current_eggs).toBe(3);
+      expect(await eggs(b)).toBe(5);
+      expect(await listed()).toEqual([3, 5]);
+      await write([[b, 6]]);
+      // A is untouched: the same record, from the memo.
+      expect(await read.get('container_inventory', a)).toBe(first);
+      expect(await eggs(b)).toBe(6);
+      expect(await listed()).toEqual([3, 6]);
+      // B's version row has the highest seq: its replacement must still be seen (the feed relies on a
+      // replacing row being numbered above the row it replaces).
+      await write([[b, 8]]);
+      expect(await eggs(b)).toBe(8);
+      await write([[b, 9]]);
+      expect(await eggs(b)).toBe(9);
+      expect(await read.get('container_inventory', a)).toBe(first);
+      await write([[a, 4]]);
+      expect(await eggs(a)).toBe(4);
+      expect(await listed()).toEqual([4, 9]);
     } finally {
       await projections.close();
     }
