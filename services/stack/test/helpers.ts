@@ -57,6 +57,20 @@ export interface RunningStack {
   stop(): Promise<void>;
 }
 
+/**
+ * Stops a supervisor the way Ctrl-C does (SIGINT: it stops its services and the servers it started,
+ * then exits), and only if it has not exited after `graceMs` kills it. A SIGKILL alone would leave its
+ * services and test servers running after the tests.
+ */
+export async function stopSupervisor(child: ChildProcess, graceMs = 20_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGINT');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
 /** Starts the whole embedded stack on free ports over a fresh temp data dir and waits until the edge is ready. */
 export async function startStack(env: Record<string, string> = {}): Promise<RunningStack> {
   if (!existsSync(stackMain)) throw new Error('run `pnpm build` first');
@@ -89,13 +103,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Runn
     read: `http://127.0.0.1:${read}`,
   };
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGINT');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await stopSupervisor(child);
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {

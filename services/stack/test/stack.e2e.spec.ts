@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverName as kafkaServerName } from '../../../infra/kafka/server.mjs';
 import { serverName } from '../../../infra/mongodb/server.mjs';
-import { freePort, stackArgs, stackMain } from './helpers.js';
+import { freePort, stackArgs, stackMain, stopSupervisor } from './helpers.js';
 
 // The whole stack as `pnpm start` (SQLite) and `pnpm start:scaled` (MongoDB-wire server, Kafka broker,
 // the same four processes and the relay) run it, driven through the edge: the same assertions on every tier.
@@ -113,9 +113,10 @@ function stackSuite(tier: Tier): void {
     }, 180_000);
 
     afterAll(async () => {
-      if (stack.exitCode === null) stack.kill('SIGKILL');
+      // Stopped like Ctrl-C when a test left it running (a failure, or tests filtered out).
+      await stopSupervisor(stack);
       rmSync(dir, { recursive: true, force: true });
-    });
+    }, 30_000);
 
     it('names the store and the log it runs on in its banner', async () => {
       const expected = {
