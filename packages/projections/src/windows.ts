@@ -58,9 +58,8 @@ export function dayCountsJson(days: DayCounts): string {
  * reference time ≥ `createdAt`, so those days can never fall inside a window again.
  */
 export function addDay(days: DayCounts, day: number, eggs: number, createdAt: number): DayCounts {
-  const oldest = dayOf(createdAt) - 30;
-  let i = 0;
-  while (i < days.length && days[i]! < oldest) i += 2;
+  const oldest = oldestKept(createdAt);
+  let i = firstKept(days, oldest);
   const next: number[] = [];
   for (; i < days.length && days[i]! < day; i += 2) next.push(days[i]!, days[i + 1]!);
   if (day >= oldest) {
@@ -78,10 +77,18 @@ export function addDay(days: DayCounts, day: number, eggs: number, createdAt: nu
 
 /** `days` without the days older than `dayOf(createdAt) - 30` (see {@link addDay}). */
 export function pruneDays(days: DayCounts, createdAt: number): DayCounts {
-  const oldest = dayOf(createdAt) - 30;
+  const i = firstKept(days, oldestKept(createdAt));
+  return i === 0 ? days : days.slice(i);
+}
+
+/** The oldest day a document written at `createdAt` keeps. */
+const oldestKept = (createdAt: number): number => dayOf(createdAt) - 30;
+
+/** Where the pairs of `days` from `oldest` on start. */
+function firstKept(days: DayCounts, oldest: number): number {
   let i = 0;
   while (i < days.length && days[i]! < oldest) i += 2;
-  return i === 0 ? days : days.slice(i);
+  return i;
 }
 
 /** Egg sums over the calendar-day (UTC) windows that end on the reference day. */
