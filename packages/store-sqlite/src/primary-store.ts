@@ -12,7 +12,7 @@ import {
 import type { Statement } from 'better-sqlite3';
 import { ChangeSignal } from './change-signal.js';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
-import { numberedChangeFeed } from './read-memo.js';
+import { type ChangeFeed, numberedChangeFeed } from './read-memo.js';
 import { tableNames, VersionTables, VersionTablesReader } from './version-tables.js';
 
 /** The entities the primary holds: everything clients write (projections live in the projection store). */
@@ -174,17 +174,8 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
     this.headStatement = this.db.prepare('SELECT coalesce(max(position), 0) FROM event_log').pluck();
     // Every change to the entity tables is logged in its commit's transaction, under a position that
     // is never reused (the log is never pruned): a reader's memo drops only what the log names.
-    const logged = this.db
-      .prepare(
-        'SELECT position, entity, entity_id FROM event_log WHERE position > ? ORDER BY position LIMIT ?',
-      )
-      .raw(true);
-    const changes = numberedChangeFeed([
-      {
-        after: (position, limit) => logged.all(position, limit) as Array<[number, string, string]>,
-        head: () => this.headSync(),
-      },
-    ]);
+    // Only a read-only store memoizes, so only it needs the feed.
+    const changes = options.readonly ? this.logChangeFeed() : undefined;
     this.tables = new VersionTables(
       this.db,
       primaryEntities,
@@ -225,6 +216,20 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
       acknowledge: async () => undefined,
       close: async () => undefined,
     };
+  }
+
+  private logChangeFeed(): ChangeFeed {
+    const logged = this.db
+      .prepare(
+        'SELECT position, entity, entity_id FROM event_log WHERE position > ? ORDER BY position LIMIT ?',
+      )
+      .raw(true);
+    return numberedChangeFeed([
+      {
+        after: (position, limit) => logged.all(position, limit) as Array<[number, string, string]>,
+        head: () => this.headSync(),
+      },
+    ]);
   }
 
   /** The database file. */

@@ -370,10 +370,6 @@ export function openProjectionStore(options: ProjectionStoreOptions): SqliteProj
 }
 
 /**
- * Read-only access to whichever generation is current: a rebuild that promotes a new
- * generation is picked up within `recheckMs`, without a restart.
- */
-/**
  * What the projector changed in a generation, from its version rows: every document write appends one,
  * or replaces the newest of its id written at the same time. Version rows are never deleted, and SQLite
  * numbers a new row above every existing one, even the row its REPLACE then deletes (the memo spec
@@ -397,6 +393,10 @@ function generationChangeFeed(db: SqliteDatabase): ChangeFeed {
   );
 }
 
+/**
+ * Read-only access to whichever generation is current: a rebuild that promotes a new
+ * generation is picked up within `recheckMs`, without a restart.
+ */
 export class ProjectionReader {
   private db: SqliteDatabase | null = null;
   private tables: VersionTables | null = null;

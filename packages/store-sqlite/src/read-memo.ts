@@ -6,8 +6,8 @@ export const READ_MEMO_ROWS = 20_000;
 /** How much JSON list text it keeps, by default. */
 export const READ_MEMO_TEXT_BYTES = 8 * 1024 * 1024;
 
-/** What other connections changed: per entity, the ids of the rows they wrote, or `'all'`. */
-export type Changes = ReadonlyMap<string, ReadonlySet<string> | 'all'>;
+/** What other connections changed: per entity, the ids of the rows they wrote. */
+export type Changes = ReadonlyMap<string, ReadonlySet<string>>;
 
 /**
  * Tells a memo what the commits since its last call changed, so that it drops only those answers:
@@ -98,10 +98,6 @@ export class ReadMemo {
     for (const [entity, ids] of changes) {
       const of = this.entities.get(entity);
       if (of === undefined) continue;
-      if (ids === 'all') {
-        for (const key of [...of.answers.keys()]) this.drop(of, key);
-        continue;
-      }
       for (const key of [...of.wide]) this.drop(of, key);
       for (const id of ids) {
         const keys = of.byId.get(id);

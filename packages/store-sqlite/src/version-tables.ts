@@ -468,18 +468,19 @@ export class VersionTables {
   }
 
   /**
-   * `read()`'s answer, from the memo when `key` is given (a current read of a read-only store) and the
-   * database is unchanged since it was filed.
+   * `read()`'s answer, from the memo when this is a current read (`at` undefined) of a read-only
+   * store and nothing the answer filed under `key` depends on changed since.
    */
   private memoized<T>(
     entity: EntityName,
-    key: string | undefined,
+    at: number | undefined,
+    key: string,
     read: () => T,
     rows: (answer: T) => number,
     depends?: { readonly ids?: readonly string[]; readonly bytes?: (answer: T) => number },
   ): T {
     const memo = this.memo;
-    if (memo === undefined || key === undefined) return read();
+    if (memo === undefined || at !== undefined) return read();
     const known = memo.get<T>(entity, key);
     if (known !== undefined) return known;
     const answer = read();
@@ -488,10 +489,10 @@ export class VersionTables {
   }
 
   get(entity: EntityName, id: string, options?: ReadOptions): StoredRecord | null {
-    const key = options?.at === undefined ? `get\u0000${id}` : undefined;
     return this.memoized(
       entity,
-      key,
+      options?.at,
+      `get\u0000${id}`,
       () => this.readOne(entity, id, options),
       (record) => (record ? 1 : 0),
       { ids: [id] },
@@ -519,6 +520,7 @@ export class VersionTables {
       const json = JSON.stringify(ids);
       return this.memoized(
         entity,
+        undefined,
         `getMany\u0000${json}`,
         () => this.records(entity, this.of(entity).getCurrentMany.all(json) as RawRow[]),
         (records) => records.length,
@@ -536,13 +538,10 @@ export class VersionTables {
   findBy(entity: EntityName, field: string, value: string, options: PageOptions): StoredRecord[] {
     // By the projection key: a read by id, memoized as such.
     if (field === entities[entity].projectionKey) return this.readBy(entity, field, value, options);
-    const key =
-      options.at === undefined
-        ? `findBy\u0000${field}\u0000${options.limit}\u0000${options.after ?? ''}\u0000${value}`
-        : undefined;
     return this.memoized(
       entity,
-      key,
+      options.at,
+      `findBy\u0000${field}\u0000${options.limit}\u0000${options.after ?? ''}\u0000${value}`,
       () => this.readBy(entity, field, value, options),
       (records) => records.length,
     );
@@ -574,13 +573,10 @@ export class VersionTables {
   ): StoredRecord[] {
     // By the projection key: reads by id, memoized as such.
     if (field === entities[entity].projectionKey) return this.readByAny(entity, field, values, options);
-    const key =
-      options?.at === undefined
-        ? `findByAny\u0000${field}\u0000${options?.limit ?? ''}\u0000${options?.after ?? ''}\u0000${values.join('\u0000')}`
-        : undefined;
     return this.memoized(
       entity,
-      key,
+      options?.at,
+      `findByAny\u0000${field}\u0000${options?.limit ?? ''}\u0000${options?.after ?? ''}\u0000${values.join('\u0000')}`,
       () => this.readByAny(entity, field, values, options),
       (records) => records.length,
     );
@@ -663,6 +659,7 @@ export class VersionTables {
     };
     return this.memoized(
       request.entity,
+      undefined,
       `listJson\u0000${JSON.stringify(request)}`,
       read,
       (list) => list.rows,
@@ -676,6 +673,7 @@ export class VersionTables {
     if (options.at !== undefined) return this.records(entity, t.listAt.all(params) as RawRow[]);
     return this.memoized(
       entity,
+      undefined,
       `list\u0000${options.limit}\u0000${params.after}`,
       () => this.records(entity, t.listCurrent.all(params) as RawRow[]),
       (records) => records.length,
