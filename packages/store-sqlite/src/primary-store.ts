@@ -11,6 +11,7 @@ import {
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
 import { ChangeSignal } from './change-signal.js';
+import { backgroundCheckpointer, type WalCheckpointer } from './checkpointer.js';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
 import { type ChangeFeed, numberedChangeFeed } from './read-memo.js';
 import { tableNames, VersionTables, VersionTablesReader } from './version-tables.js';
@@ -165,6 +166,8 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
   private pending: PendingCommit[] = [];
   private flushScheduled = false;
   private readonly stats = { transactions: 0, commits: 0 };
+  /** Copies the WAL into the file off the event loop (writable stores). */
+  readonly checkpointer: WalCheckpointer | undefined;
 
   constructor(options: PrimaryStoreOptions) {
     super();
@@ -189,6 +192,9 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
       .prepare('SELECT created_at FROM event_log ORDER BY position DESC LIMIT 1')
       .pluck();
     if (!options.readonly) {
+      this.checkpointer = backgroundCheckpointer(this.db, options.file, {
+        synchronous: options.synchronous,
+      });
       this.appendLog = this.db.prepare(
         'INSERT INTO event_log (entity, entity_id, op, version, previous_version, created_at) VALUES (?, ?, ?, ?, ?, ?)',
       );
@@ -297,6 +303,12 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
     }
     this.stats.transactions += 1;
     this.stats.commits += group.length;
+    this.applyGroup(group);
+    this.checkpointer?.committed();
+  }
+
+  /** The group in one transaction (a single commit in its own), each promise settled with its outcome. */
+  private applyGroup(group: readonly PendingCommit[]): void {
     if (group.length === 1) {
       const only = group[0]!;
       try {
@@ -332,7 +344,9 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
     this.flush();
     this.stats.transactions += 1;
     this.stats.commits += 1;
-    return this.commitSyncUncounted(operations);
+    const result = this.commitSyncUncounted(operations);
+    this.checkpointer?.committed();
+    return result;
   }
 
   private commitSyncUncounted(operations: readonly WriteOperation[]): CommitResult {
@@ -403,6 +417,7 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
   async close(): Promise<void> {
     // Commits already asked for are written (and acknowledged) before the file closes.
     if (this.db.open) this.flush();
+    await this.checkpointer?.close();
     this.changes?.close();
     if (this.db.open) this.db.close();
   }

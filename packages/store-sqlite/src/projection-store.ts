@@ -29,6 +29,7 @@ import {
   storeErrorCodes,
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
+import { backgroundCheckpointer, type WalCheckpointer } from './checkpointer.js';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
 import { type ChangeFeed, numberedChangeFeed } from './read-memo.js';
 import { tableNames, type VersionInsert, VersionTables, VersionTablesReader } from './version-tables.js';
@@ -154,6 +155,11 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
   private readonly readCheckpoint: Statement;
   private readonly writeCheckpoint: Statement;
   private readonly commitTx: (batch: ProjectionCommit) => void;
+  /** Copies the WAL into the file off the event loop (none while a bulk build has no WAL). */
+  private walCheckpointer: WalCheckpointer | undefined;
+  get checkpointer(): WalCheckpointer | undefined {
+    return this.walCheckpointer;
+  }
 
   constructor(
     readonly dir: string,
@@ -171,6 +177,8 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
       this.db.pragma('journal_mode = MEMORY');
       this.db.pragma('synchronous = OFF');
       this.db.pragma(`cache_size = -${BULK_CACHE_KIB}`);
+    } else {
+      this.walCheckpointer = backgroundCheckpointer(this.db, join(dir, generation), { synchronous });
     }
     this.db.exec(VersionTables.ddl(projectionEntities) + STATE_DDL);
     this.tables = new VersionTables(this.db, projectionEntities, true);
@@ -258,6 +266,9 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
     if (mode !== 'wal') throw new Error(`${this.generation} stayed in journal mode ${String(mode)}, not WAL`);
     this.db.pragma(`synchronous = ${this.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     this.db.pragma('cache_size = -65536');
+    this.walCheckpointer = backgroundCheckpointer(this.db, join(this.dir, this.generation), {
+      synchronous: this.synchronous,
+    });
     const fd = openSync(join(this.dir, this.generation), 'r');
     try {
       fsyncSync(fd);
@@ -344,9 +355,11 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
 
   async commit(batch: ProjectionCommit): Promise<void> {
     this.commitTx(batch);
+    this.walCheckpointer?.committed();
   }
 
   async close(): Promise<void> {
+    await this.walCheckpointer?.close();
     if (this.db.open) this.db.close();
   }
 }

@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { WriteOperation } from '@eggmesh/store';
+import { openDatabase, openPrimaryStore, openProjectionStore, WalCheckpointer } from '@eggmesh/store-sqlite';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'eggmesh-ckpt-'));
+  dirs.push(dir);
+  return dir;
+};
+const create = (name: string): WriteOperation => ({
+  op: 'create',
+  entity: 'farm',
+  id: randomUUID(),
+  payload: { name, farm_type: 'local', zone: 'z' },
+});
+
+/**
+ * What the database file alone holds, without its WAL: a copy of the file, opened on its own. Only
+ * pages a checkpoint has copied out of the WAL are in it.
+ */
+function fileAlone(file: string, sql: string): unknown {
+  const copy = join(tempDir(), 'alone.db');
+  copyFileSync(file, copy);
+  const db = new Database(copy, { readonly: true });
+  try {
+    return db.prepare(sql).pluck().get();
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    db.close();
+  }
+}
+
+describe('WAL checkpoints off the writer (WalCheckpointer)', () => {
+  it("a primary's acknowledged commits reach the database file without an inline checkpoint", async () => {
+    const file = join(tempDir(), 'primary.db');
+    const store = openPrimaryStore({ file });
+    const checkpointer = store.checkpointer!;
+    expect(checkpointer).toBeDefined();
+    // Well under the inline limit: only the thread can have copied these into the file.
+    await Promise.all(Array.from({ length: 40 }, (_, i) => store.commit([create(`farm ${i}`)])));
+    for (let i = 0; i < 10; i++) await store.commit([create(`late ${i}`)]);
+    await checkpointer.settled();
+    expect(checkpointer.stats()).toMatchObject({ running: true, failed: undefined });
+    expect(checkpointer.stats().checkpoints).toBeGreaterThan(0);
+    expect(fileAlone(file, 'SELECT count(*) FROM farm_current')).toBe(50);
+    expect(fileAlone(file, 'SELECT count(*) FROM event_log')).toBe(50);
+    await store.close();
+  });
+
+  it("a projection generation's commits reach its file the same way", async () => {
+    const dir = tempDir();
+    const store = openProjectionStore({ dir });
+    let checkpoint = await store.checkpoint();
+    for (let b = 0; b < 5; b++) {
+      await store.commit({
+        expectedCheckpoint: checkpoint,
+        checkpoint: checkpoint + 1,
+        documents: [
+          {
+            entity: 'hen_productivity',
+            id: `hen-${b}`,
+            createdAt: 1000 + b,
+            live: true,
+            payload: { hen_id: `hen-${b}`, total_eggs: b },
+          },
+        ],
+        state: [],
+      });
+      checkpoint += 1;
+    }
+    await store.checkpointer!.settled();
+    const file = join(dir, store.generation);
+    expect(fileAlone(file, 'SELECT count(*) FROM hen_productivity_current')).toBe(5);
+    expect(fileAlone(file, "SELECT value FROM projector_meta WHERE key = 'checkpoint'")).toBe(5);
+    await store.close();
+  });
+
+  it('the thread starts with a commit, ends after the idle time, and starts again with the next commit', async () => {
+    const file = join(tempDir(), 'primary.db');
+    const store = openPrimaryStore({ file });
+    // A second checkpointer on the same connection, with a short idle time (the store's own stays idle).
+    const checkpointer = new WalCheckpointer(store.db, file, { idleExitMs: 50, restMs: 1 });
+    expect(checkpointer.stats().running).toBe(false);
+    store.commitSync([create('first')]);
+    checkpointer.committed();
+    expect(checkpointer.stats().running).toBe(true);
+    await checkpointer.settled();
+    const first = checkpointer.stats().checkpoints;
+    expect(first).toBe(1);
+    for (let i = 0; i < 50 && checkpointer.stats().running; i++) await sleep(20);
+    expect(checkpointer.stats().running).toBe(false);
+
+    store.commitSync([create('second')]);
+    checkpointer.committed();
+    expect(checkpointer.stats().running).toBe(true);
+    await checkpointer.settled();
+    expect(checkpointer.stats().checkpoints).toBe(2);
+    expect(
+      fileAlone(file, "SELECT count(*) FROM farm_versions WHERE json_extract(payload, '$.name') = 'second'"),
+    ).toBe(1);
+    await checkpointer.close();
+    expect(checkpointer.stats().running).toBe(false);
+    await store.close();
+  });
+
+  it('a writer that never pauses still keeps the WAL bounded (the inline limit)', async () => {
+    const file = join(tempDir(), 'primary.db');
+    const db = openDatabase(file);
+    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+    const checkpointer = new WalCheckpointer(db, file, { inlineLimitPages: 50 });
+    const insert = db.prepare('INSERT INTO t (body) VALUES (?)');
+    const body = 'x'.repeat(3000);
+    // Synchronous and back to back: no write ever begins with every frame copied by the thread, so only
+    // the inline checkpoint lets the WAL start over from its beginning.
+    for (let i = 0; i < 2000; i++) {
+      insert.run(body);
+      checkpointer.committed();
+    }
+    const frame = 4096 + 24;
+    // 2000 rows of 3 KB would need well over 1,500 frames without a checkpoint.
+    expect(statSync(`${file}-wal`).size).toBeLessThanOrEqual(100 * frame + 32);
+    await checkpointer.close();
+    db.close();
+  });
+
+  it('closing the store ends the thread first, so the last connection removes the WAL', async () => {
+    const file = join(tempDir(), 'primary.db');
+    const store = openPrimaryStore({ file });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => store.commit([create(`farm ${i}`)])));
+    expect(store.checkpointer!.stats().running).toBe(true);
+    await store.close();
+    expect(store.checkpointer!.stats().running).toBe(false);
+    expect(existsSync(`${file}-wal`)).toBe(false);
+    const reopened = openPrimaryStore({ file, readonly: true });
+    expect(reopened.db.prepare('SELECT count(*) FROM farm_current').pluck().get()).toBe(20);
+    await reopened.close();
+  });
+
+  it('no thread for a database without a WAL', () => {
+    const store = openPrimaryStore({ file: ':memory:' });
+    expect(store.checkpointer).toBeUndefined();
+  });
+});
