@@ -22,7 +22,8 @@ const flags = parseCommandLine({
     settle: {
       type: 'string',
       value: 'N',
-      description: 'seconds to wait after "up" before measuring (default 10)',
+      description:
+        'seconds to wait after "up" before measuring (default 30: start-up work goes on for ~25 s)',
     },
     scaled: {
       type: 'boolean',
@@ -64,7 +65,7 @@ function label(pid: number): string {
 }
 
 const seconds = Number(flags.seconds ?? 60);
-const settle = Number(flags.settle ?? 10);
+const settle = Number(flags.settle ?? 30);
 const dataDir = mkdtempSync(join(tmpdir(), 'eggmesh-idle-'));
 const ports = {
   WRITE_API_PORT: await freePort(),

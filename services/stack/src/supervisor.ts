@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { get } from 'node:http';
+import { Agent, get } from 'node:http';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import { exitCodes } from '@eggmesh/service-kit/config';
@@ -54,9 +54,13 @@ export interface SupervisorOptions {
  * GET `url` over node:http: the status and the body as text, or null when nothing answered within
  * `timeoutMs`. Not `fetch`: its HTTP client (undici) costs the supervisor ~5 MiB of RSS more.
  */
-export function httpGet(url: string, timeoutMs: number): Promise<{ status: number; body: string } | null> {
+export function httpGet(
+  url: string,
+  timeoutMs: number,
+  agent: Agent | false = false,
+): Promise<{ status: number; body: string } | null> {
   return new Promise((resolve) => {
-    const request = get(url, { timeout: timeoutMs, agent: false }, (response) => {
+    const request = get(url, { timeout: timeoutMs, agent }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () =>
@@ -65,7 +69,13 @@ export function httpGet(url: string, timeoutMs: number): Promise<{ status: numbe
       response.on('error', () => resolve(null));
     });
     request.on('timeout', () => request.destroy());
-    request.on('error', () => resolve(null));
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      // A kept-alive connection the service closed as this request went out (its keep-alive timeout,
+      // a restart): says nothing about the service, so ask once more on a new connection.
+      if (agent && request.reusedSocket && error.code === 'ECONNRESET') {
+        void httpGet(url, timeoutMs, agent).then(resolve);
+      } else resolve(null);
+    });
   });
 }
 
@@ -140,6 +150,12 @@ interface Running {
 export class Supervisor {
   private readonly running: Running[];
   private stopping = false;
+  /**
+   * One kept-alive connection per service for the /health probes: a probe is then one request on an
+   * open socket, not a TCP connect, accept and close on both sides (measured on the idle stack: the
+   * probes were 0.3 % of a core of its 0.5 % with a new connection each).
+   */
+  private readonly probeAgent = new Agent({ keepAlive: true, maxSockets: 1 });
   private readonly width: number;
 
   constructor(private readonly options: SupervisorOptions) {
@@ -238,7 +254,7 @@ export class Supervisor {
     const probe = async () => {
       entry.probe = null;
       let ok = false;
-      const response = await httpGet(url, healthProbe.timeoutMs);
+      const response = await httpGet(url, healthProbe.timeoutMs, this.probeAgent);
       ok = response !== null && response.status >= 200 && response.status < 300;
       if (entry.child !== child || this.stopping) return;
       if (ok) {
@@ -267,6 +283,7 @@ export class Supervisor {
   /** Stops every service, then the infra servers: SIGTERM, then SIGKILL for any still running after the timeout. */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.probeAgent.destroy();
     // Services first, so none of them loses its database or broker while it still works.
     await this.stopAll(this.running.filter((entry) => !entry.spec.infra));
     await this.stopAll(this.running.filter((entry) => entry.spec.infra));

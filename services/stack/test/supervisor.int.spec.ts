@@ -172,6 +172,56 @@ http.createServer((req, res) => {
     expect(lines.some((l) => /exited \(SIGKILL\); restarting/.test(l))).toBe(true);
   });
 
+  it('probes /health over one kept-alive connection, and over a new one once the service closed it', async () => {
+    const port = await freePort();
+    // Prints, on each probe, how many connections it has accepted so far; closes its idle
+    // connections after 150 ms (as a short keep-alive timeout would) from the fourth probe on.
+    const counted = script(
+      'counted.mjs',
+      `import http from 'node:http';
+let connections = 0;
+let requests = 0;
+const server = http.createServer((req, res) => {
+  requests += 1;
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify({ status: 'ok', pid: process.pid }));
+  console.log('probe ' + requests + ' on connection ' + connections);
+  if (requests === 4) server.keepAliveTimeout = 150;
+});
+server.keepAliveTimeout = 60_000;
+server.on('connection', () => { connections += 1; });
+server.listen(${port}, '127.0.0.1');`,
+    );
+    const lines: string[] = [];
+    const supervisor = new Supervisor({
+      services: [{ name: 'counted', script: counted, healthUrl: `http://127.0.0.1:${port}/health` }],
+      env: process.env,
+      write: (l) => lines.push(l),
+      shutdownTimeoutMs: 500,
+      backoffMs: 20,
+      healthProbe: { intervalMs: 100, timeoutMs: 100, failures: 3 },
+    });
+    supervisor.start();
+    const probes = () =>
+      lines.flatMap((l) => {
+        const m = / probe (\d+) on connection (\d+)$/.exec(l);
+        return m ? [[Number(m[1]), Number(m[2])] as const] : [];
+      });
+    try {
+      await waitFor(() => probes().length >= 8, 20_000);
+    } finally {
+      await supervisor.stop();
+    }
+    const seen = probes();
+    // Probes 1–4 share the first connection.
+    expect(seen.slice(0, 4).map(([, c]) => c)).toEqual([1, 1, 1, 1]);
+    // After that the service drops idle connections; every probe still gets its answer, and the
+    // service was never taken for dead.
+    expect(seen.at(-1)![1]).toBeGreaterThan(1);
+    expect(lines.some((l) => l.includes('not answering'))).toBe(false);
+    expect(lines.some((l) => /exited/.test(l) && !/SIGTERM|code 0/.test(l))).toBe(false);
+  });
+
   it('does not restart a service that cannot start (bad configuration, port in use) and says why', async () => {
     const lines: string[] = [];
     const gaveUp: string[] = [];
