@@ -51,6 +51,7 @@ export const CORS_EXPOSED_HEADERS = [
   'x-next-cursor',
   'x-request-id',
   'x-eggmesh-stale',
+  'server-timing',
   'retry-after',
   'www-authenticate',
   'allow',

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import type { Rng } from '../data/prng.js';
-import { check, checkEqual, GateError, graphql, http } from '../lib/gate.js';
+import { check, checkEqual, GateError, http } from '../lib/gate.js';
 import { SampleBuffer } from '../lib/stats.js';
 import { newContainer } from './common.js';
 import { queries } from './queries.js';
@@ -18,6 +18,7 @@ export interface LagProbeState {
 /** What the worker sends back when told to stop. */
 interface WorkerReport {
   readonly samples: Float64Array;
+  readonly waits: Float64Array;
   readonly deposits: number;
   readonly error?: string;
 }
@@ -25,7 +26,9 @@ interface WorkerReport {
 /**
  * Lag probe (ours only): deposits 1 egg into a container nobody else touches, then reads its
  * inventory with `x-min-position` set to the write's log position; the lag is the time from the
- * write's acknowledgement to a read that shows the new count.
+ * write's acknowledgement to a read that shows the new count. Of that, the read-api says how long
+ * the read waited for the projections to reach the position (`server-timing: position;dur=`): the
+ * rest is the read's own trip (its queue in a loaded read-api, the query, the response).
  *
  * During a measured run it loops in a worker thread of its own (`runInWorker`): in the bench's main
  * thread its timings would also count the event-loop delay of the load generator (autocannon's 100+
@@ -33,6 +36,8 @@ interface WorkerReport {
  */
 export class LagProbe {
   readonly samples = new SampleBuffer();
+  /** Per sample, the part the read-api spent waiting for the position (ms). */
+  readonly waits = new SampleBuffer();
   #deposits: number;
 
   constructor(readonly state: Omit<LagProbeState, 'deposits'> & { deposits?: number }) {
@@ -49,7 +54,8 @@ export class LagProbe {
     return probe;
   }
 
-  async once(): Promise<number> {
+  /** One probe: the lag, and the part of it the read waited for the position (ms). */
+  async once(): Promise<{ lag: number; wait: number }> {
     const { rest, graph, containerId, sourceFarmId } = this.state;
     const written = await http('POST', `${rest}/storage_deposit/api`, {
       container_id: containerId,
@@ -63,27 +69,34 @@ export class LagProbe {
     this.#deposits++;
     const position = written.headers.get('x-log-position');
     check(position, 'lag probe write: no x-log-position');
-    const data = await graphql(
+    const answer = await http(
+      'POST',
       `${graph}/container_inventory/graph`,
-      queries.inventoryByContainer,
-      { id: containerId },
+      { query: queries.inventoryByContainer, variables: { id: containerId } },
       { 'x-min-position': position },
     );
     const lag = performance.now() - acked;
-    const docs = data.getByContainer as { current_eggs: number; total_deposits: number }[] | null;
+    check(answer.status === 200, `lag probe read: HTTP ${answer.status} ${answer.text}`);
+    const body = answer.json as { data?: Record<string, unknown>; errors?: unknown } | undefined;
+    check(body?.data && !body.errors, `lag probe read: ${answer.text}`);
+    const timing = /(?:^|,)\s*position;dur=([\d.]+)/.exec(answer.headers.get('server-timing') ?? '');
+    check(timing, `lag probe read: no server-timing position wait (${answer.headers.get('server-timing')})`);
+    const docs = body.data.getByContainer as { current_eggs: number; total_deposits: number }[] | null;
     const doc = docs?.[0];
     if (!doc || doc.current_eggs !== this.#deposits) {
       throw new GateError(
         `lag probe: after ${this.#deposits} deposit(s) at position ${position} the inventory reads ${JSON.stringify(docs)}`,
       );
     }
-    return lag;
+    return { lag, wait: Number(timing[1]) };
   }
 
   /** Probes until `signal` aborts, 10 ms apart. */
   async loop(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      this.samples.push(await this.once());
+      const { lag, wait } = await this.once();
+      this.samples.push(lag);
+      this.waits.push(wait);
       await sleep(10);
     }
   }
@@ -104,6 +117,7 @@ export class LagProbe {
     await worker.terminate();
     this.#deposits = report.deposits;
     for (const value of report.samples) this.samples.push(value);
+    for (const value of report.waits) this.waits.push(value);
     if (report.error !== undefined) throw new GateError(report.error);
   }
 
@@ -125,6 +139,7 @@ export class LagProbe {
     }
     port.postMessage({
       samples: probe.samples.values().slice(),
+      waits: probe.waits.values().slice(),
       deposits: probe.#deposits,
       ...(error === undefined ? {} : { error }),
     });

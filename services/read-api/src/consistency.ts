@@ -5,6 +5,14 @@ import { graphqlError } from './errors.js';
 export const MIN_POSITION_HEADER = 'x-min-position';
 /** The response header set when the wait for that position ran out. */
 export const STALE_HEADER = 'x-eggmesh-stale';
+/**
+ * The standard response header that says how long a read with `x-min-position` waited for the read
+ * side to reach it: `server-timing: position;dur=<ms>` (the rest of the request's time is the read).
+ */
+export const SERVER_TIMING_HEADER = 'server-timing';
+
+/** The `server-timing` value of a wait of `ms` milliseconds. */
+export const positionTiming = (ms: number): string => `position;dur=${ms.toFixed(1)}`;
 
 /** How far the read side has come (the replica and the projections, as log positions), and when it moves. */
 export type Positions = Pick<ReadStore, 'replicaPosition' | 'projectionPosition' | 'changed'>;

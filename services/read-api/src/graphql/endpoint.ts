@@ -7,6 +7,8 @@ import {
   MIN_POSITION_HEADER,
   type Positions,
   parseMinPosition,
+  positionTiming,
+  SERVER_TIMING_HEADER,
   STALE_HEADER,
   waitForPosition,
 } from '../consistency.js';
@@ -118,8 +120,10 @@ export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointO
       );
     }
     if (requested === undefined) return;
+    const waitStart = performance.now();
     const consistency = await waitForPosition(store, requested, config.minPositionWaitMs);
     context.consistency = consistency;
+    context.reply.header(SERVER_TIMING_HEADER, positionTiming(performance.now() - waitStart));
     if (consistency.stale) context.reply.header(STALE_HEADER, 'true');
   });
 
