@@ -170,6 +170,8 @@ describe('security headers, CORS and metrics on every service', () => {
     });
     await query.arrayBuffer();
     expect(query.headers.get('access-control-expose-headers')).toContain('x-eggmesh-stale');
+    // How long a read-your-writes read waited, for pages that time their reads.
+    expect(query.headers.get('access-control-expose-headers')).toContain('server-timing');
   });
 
   it('serves Prometheus metrics per route pattern, with store timings and the Node process metrics', async () => {
