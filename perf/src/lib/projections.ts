@@ -102,3 +102,58 @@ export async function metricValue(url: string, name: string): Promise<number | n
     return null;
   }
 }
+
+/** A Prometheus histogram's cumulative bucket counts by upper bound (s; `+Inf` as Infinity), or null. */
+export async function histogramBuckets(url: string, name: string): Promise<Map<number, number> | null> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    const text = await response.text();
+    const buckets = new Map<number, number>();
+    const prefix = `${name}_bucket{`;
+    for (const line of text.split('\n')) {
+      if (!line.startsWith(prefix)) continue;
+      const match = /le="([^"]+)"[^}]*\}\s+(\S+)/.exec(line);
+      if (!match) continue;
+      buckets.set(match[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(match[1]), Number(match[2]));
+    }
+    return buckets.size > 0 ? buckets : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What a histogram's buckets say about the observations between two scrapes. */
+export interface BucketSummary {
+  readonly count: number;
+  /** The upper bound (ms) of the bucket holding the median and the 99th percentile: "at most". */
+  readonly p50AtMostMs: number;
+  readonly p99AtMostMs: number;
+  /** The share of observations at or below `withinMs`. */
+  readonly withinShare: number;
+  readonly withinMs: number;
+}
+
+/** The observations between `before` and `after` (cumulative buckets in seconds), in ms. */
+export function summarizeBuckets(
+  before: ReadonlyMap<number, number>,
+  after: ReadonlyMap<number, number>,
+  withinMs: number,
+): BucketSummary | null {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const counts = bounds.map((b) => (after.get(b) ?? 0) - (before.get(b) ?? 0));
+  const count = counts[counts.length - 1] ?? 0;
+  if (count <= 0) return null;
+  const atMost = (q: number) => {
+    const i = counts.findIndex((c) => c >= q * count);
+    return bounds[i]! * 1000;
+  };
+  const within = bounds.findIndex((b) => b * 1000 >= withinMs);
+  const withinCount = within >= 0 && bounds[within]! * 1000 === withinMs ? counts[within]! : Number.NaN;
+  return {
+    count,
+    p50AtMostMs: atMost(0.5),
+    p99AtMostMs: atMost(0.99),
+    withinShare: withinCount / count,
+    withinMs,
+  };
+}

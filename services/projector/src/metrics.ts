@@ -1,6 +1,11 @@
 import type { Metrics } from '@eggmesh/service-kit';
-import { Counter, Gauge } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Projector } from './projector.js';
+
+/** Bucket bounds (s) of `eggmesh_projector_apply_lag_seconds`: fine below 100 ms, where the target is. */
+export const APPLY_LAG_BUCKETS = [
+  0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+];
 
 /**
  * The projector's progress, on the service-kit registry of its app (read when scraped). Names are the
@@ -68,6 +73,15 @@ export function registerProjectorMetrics(metrics: Metrics, projector: Projector)
     'Batches committed by this process',
     () => projector.batchesApplied,
   );
+  // Per applied entry, from its write to the commit that made it visible: the projection lag a reader
+  // sees, as a distribution (the gauge above is only the oldest entry waiting now).
+  const applyLag = new Histogram({
+    name: 'eggmesh_projector_apply_lag_seconds',
+    help: "Time from each log entry's write to the projector's commit of it",
+    buckets: APPLY_LAG_BUCKETS,
+    registers,
+  });
+  projector.onApplied = (ageMs) => applyLag.observe(ageMs / 1000);
   new Gauge({
     name: 'eggmesh_projector_last_batch_seconds',
     help: 'Duration of the last batch',

@@ -30,6 +30,11 @@ export class Projector {
   lastBatchMs = 0;
   /** `load` calls made (a batch makes one, more when loaded state names further keys). */
   loads = 0;
+  /**
+   * Told, after each commit, the age of every entry the batch applied: milliseconds from its write
+   * (the entry's time, the writer's clock) to this commit, when readers can see it (the lag histogram).
+   */
+  onApplied: ((ageMs: number) => void) | undefined;
 
   private readonly cache: CommittedCache;
   private lastCommitted = -1;
@@ -88,6 +93,11 @@ export class Projector {
       throw error;
     }
     this.lastCommitted = position;
+    const observe = this.onApplied;
+    if (observe) {
+      const now = Date.now();
+      for (const entry of raw) observe(Math.max(0, now - entry.createdAt));
+    }
     await this.log.acknowledge(position);
     this.eventsApplied += raw.length;
     this.batchesApplied += 1;

@@ -564,3 +564,33 @@ describe('exactly once', () => {
     expectModel(w);
   });
 });
+
+describe('apply lag', () => {
+  it('tells onApplied, after each commit, the age of every entry it applied (write time to commit)', async () => {
+    // The writer's clock is real time here: ages are what a reader waits.
+    const w = world(Date.now(), 3);
+    const K = idFor('container', 1);
+    const ages: number[] = [];
+    w.projector.onApplied = (age) => ages.push(age);
+    w.primary.commitSync([create('container', K, container(500))]);
+    const written = w.primary.commitSync(
+      [1, 2, 3, 4, 5].map((n) => create('storage_deposit', idFor('deposit', n), deposit(K, n))),
+    );
+    // The clock steps versions apart by 1 ms at most; the write times are those of the log.
+    const times = w.entries().map((e) => e.createdAt);
+    expect(written.records).toHaveLength(5);
+    await new Promise((r) => setTimeout(r, 30));
+    const before = Date.now();
+    await w.projector.catchUp();
+    const after = Date.now();
+    // Six entries in batches of 3: two commits, every entry told once.
+    expect(ages).toHaveLength(times.length);
+    ages.forEach((age, i) => {
+      expect(age).toBeGreaterThanOrEqual(before - times[i]!);
+      expect(age).toBeLessThanOrEqual(after - times[i]!);
+    });
+    // Nothing applied, nothing told.
+    await w.projector.catchUp();
+    expect(ages).toHaveLength(times.length);
+  });
+});

@@ -180,6 +180,15 @@ describe('the projector service', () => {
     expect(after.get('eggmesh_projector_events_applied_total')).toBe(
       before.get('eggmesh_projector_events_applied_total')! + (head - head0),
     );
+    // Every applied entry's age went into the lag histogram. The test clock wrote these a minute past
+    // the earlier entries, months before now: each lands beyond the last finite bound (60 s).
+    const lag = (key: string) =>
+      after.get(`eggmesh_projector_apply_lag_seconds${key}`)! -
+      before.get(`eggmesh_projector_apply_lag_seconds${key}`)!;
+    expect(lag('_count')).toBe(head - head0);
+    expect(lag('_bucket{le="60"}')).toBe(0);
+    expect(lag('_bucket{le="+Inf"}')).toBe(head - head0);
+    expect(lag('_sum')).toBeGreaterThan((head - head0) * 60);
     expect(after.get('eggmesh_projector_batches_total')).toBeGreaterThanOrEqual(
       before.get('eggmesh_projector_batches_total')! + Math.ceil((head - head0) / 7),
     );
