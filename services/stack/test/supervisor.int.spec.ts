@@ -22,6 +22,21 @@ const waitFor = async (check: () => boolean, ms = 10_000) => {
   }
 };
 
+/** A started supervisor of one service it probes on /health every 100 ms, and the lines it wrote. */
+const probed = (name: string, file: string, port: number) => {
+  const lines: string[] = [];
+  const supervisor = new Supervisor({
+    services: [{ name, script: file, healthUrl: `http://127.0.0.1:${port}/health` }],
+    env: process.env,
+    write: (l) => lines.push(l),
+    shutdownTimeoutMs: 500,
+    backoffMs: 20,
+    healthProbe: { intervalMs: 100, timeoutMs: 100, failures: 3 },
+  });
+  supervisor.start();
+  return { lines, supervisor };
+};
+
 describe('supervisor', () => {
   it('prefixes each line and formats pino JSON lines', async () => {
     const lines: string[] = [];
@@ -147,16 +162,7 @@ http.createServer((req, res) => {
   if (!answered) { answered = true; console.log('answered'); setTimeout(() => { for (;;) {} }, 200); }
 }).listen(${port}, '127.0.0.1');`,
     );
-    const lines: string[] = [];
-    const supervisor = new Supervisor({
-      services: [{ name: 'hang', script: hang, healthUrl: `http://127.0.0.1:${port}/health` }],
-      env: process.env,
-      write: (l) => lines.push(l),
-      shutdownTimeoutMs: 500,
-      backoffMs: 20,
-      healthProbe: { intervalMs: 100, timeoutMs: 100, failures: 3 },
-    });
-    supervisor.start();
+    const { lines, supervisor } = probed('hang', hang, port);
     let first: number | undefined;
     try {
       await waitFor(() => lines.filter((l) => l.endsWith(' answered')).length >= 1);
@@ -192,16 +198,7 @@ server.keepAliveTimeout = 60_000;
 server.on('connection', () => { connections += 1; });
 server.listen(${port}, '127.0.0.1');`,
     );
-    const lines: string[] = [];
-    const supervisor = new Supervisor({
-      services: [{ name: 'counted', script: counted, healthUrl: `http://127.0.0.1:${port}/health` }],
-      env: process.env,
-      write: (l) => lines.push(l),
-      shutdownTimeoutMs: 500,
-      backoffMs: 20,
-      healthProbe: { intervalMs: 100, timeoutMs: 100, failures: 3 },
-    });
-    supervisor.start();
+    const { lines, supervisor } = probed('counted', counted, port);
     const probes = () =>
       lines.flatMap((l) => {
         const m = / probe (\d+) on connection (\d+)$/.exec(l);
