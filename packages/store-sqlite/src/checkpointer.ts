@@ -4,8 +4,11 @@ import type { SqliteDatabase, Synchronous } from './database.js';
 
 /** Messages to the checkpoint thread: copy what the WAL holds, or close. */
 type CheckpointRequest = 'checkpoint' | 'close';
-/** A checkpoint's outcome: frames in the WAL and frames copied to the file (SQLite's own figures). */
-type CheckpointReply = { log: number; checkpointed: number } | { error: string };
+/**
+ * A checkpoint's outcome, SQLite's own figures: whether a lock stopped it (`busy`), frames in the WAL,
+ * frames copied to the file (fewer when a reader still uses older ones).
+ */
+type CheckpointReply = { busy: boolean; log: number; checkpointed: number } | { error: string };
 interface CheckpointWorkerData {
   readonly file: string;
   readonly synchronous: Synchronous;
@@ -36,7 +39,7 @@ parentPort.on('message', (request) => {
   let reply;
   try {
     const row = db.pragma('wal_checkpoint(PASSIVE)')[0] || {};
-    reply = { log: row.log || 0, checkpointed: row.checkpointed || 0 };
+    reply = { busy: row.busy === 1, log: row.log || 0, checkpointed: row.checkpointed || 0 };
   } catch (error) {
     reply = { error: String(error && error.message ? error.message : error) };
   }
@@ -62,6 +65,13 @@ export interface CheckpointerOptions {
 export const CHECKPOINT_REST_MS = 100;
 export const CHECKPOINT_IDLE_EXIT_MS = 30_000;
 export const CHECKPOINT_INLINE_LIMIT_PAGES = 10_000;
+/**
+ * A checkpoint that a lock or a reader kept from copying everything is tried again this many times,
+ * `restMs` apart, before it waits for the next commit (so an idle process does not keep trying).
+ */
+const INCOMPLETE_RETRIES = 5;
+/** Errors in a row after which the thread is given up and the writer checkpoints inline again. */
+const MAX_ERRORS = 5;
 
 export interface CheckpointerStats {
   /** Background checkpoints finished. */
@@ -99,6 +109,8 @@ export class WalCheckpointer {
   private dirty = false;
   private idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private retriesLeft = INCOMPLETE_RETRIES;
+  private errors = 0;
   private waiters: Array<() => void> = [];
   private readonly restMs: number;
   private readonly idleExitMs: number;
@@ -123,6 +135,7 @@ export class WalCheckpointer {
   committed(): void {
     if (this.closed || this.stats_.failed !== undefined) return;
     this.dirty = true;
+    this.retriesLeft = INCOMPLETE_RETRIES;
     if (!this.inFlight) this.ask();
   }
 
@@ -152,9 +165,14 @@ export class WalCheckpointer {
     // Never what keeps a process alive: a checkpoint cut short by exit is redone by the next one.
     worker.unref();
     worker.on('message', (reply: CheckpointReply) => this.replied(reply));
-    worker.on('error', (error) => this.fail(error.message));
+    // Only the current thread's end matters: one stopped on purpose (idle, close) is no longer it, and
+    // a new one may already be checkpointing.
+    worker.on('error', (error) => {
+      if (this.worker === worker) this.fail(error.message);
+    });
     worker.on('exit', () => {
-      if (this.worker === worker) this.worker = undefined;
+      if (this.worker !== worker) return;
+      this.worker = undefined;
       if (this.inFlight && !this.closed) this.fail('the checkpoint thread exited during a checkpoint');
       this.inFlight = false;
     });
@@ -164,11 +182,23 @@ export class WalCheckpointer {
 
   private replied(reply: CheckpointReply): void {
     this.inFlight = false;
-    // An error (a busy or locked file) fails nothing: the next commit asks again.
-    if (!('error' in reply)) {
+    if ('error' in reply) {
+      this.errors += 1;
+      if (this.errors >= MAX_ERRORS) {
+        this.fail(reply.error);
+        return;
+      }
+      this.dirty = true;
+    } else {
+      this.errors = 0;
       this.stats_.checkpoints += 1;
       this.stats_.log = reply.log;
       this.stats_.checkpointed = reply.checkpointed;
+      // Another checkpoint held the lock, or a reader still used older frames: try again shortly.
+      if ((reply.busy || reply.checkpointed < reply.log) && this.retriesLeft > 0) {
+        this.retriesLeft -= 1;
+        this.dirty = true;
+      }
     }
     if (this.closed) return;
     if (this.dirty) {

@@ -86,32 +86,59 @@ describe('WAL checkpoints off the writer (WalCheckpointer)', () => {
     await store.close();
   });
 
+  /** A WAL database with one table, and one checkpointer over it (no store with a checkpointer of its own). */
+  const walTable = (options: ConstructorParameters<typeof WalCheckpointer>[2]) => {
+    const file = join(tempDir(), 'plain.db');
+    const db = openDatabase(file);
+    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+    const insert = db.prepare('INSERT INTO t (body) VALUES (?)');
+    const checkpointer = new WalCheckpointer(db, file, options);
+    const write = (body: string) => {
+      insert.run(body);
+      checkpointer.committed();
+    };
+    const inFile = (body: string) => fileAlone(file, `SELECT count(*) FROM t WHERE body = '${body}'`);
+    return { db, checkpointer, write, inFile };
+  };
+
   it('the thread starts with a commit, ends after the idle time, and starts again with the next commit', async () => {
-    const file = join(tempDir(), 'primary.db');
-    const store = openPrimaryStore({ file });
-    // A second checkpointer on the same connection, with a short idle time (the store's own stays idle).
-    const checkpointer = new WalCheckpointer(store.db, file, { idleExitMs: 50, restMs: 1 });
+    const { db, checkpointer, write, inFile } = walTable({ idleExitMs: 50, restMs: 1 });
     expect(checkpointer.stats().running).toBe(false);
-    store.commitSync([create('first')]);
-    checkpointer.committed();
+    write('first');
     expect(checkpointer.stats().running).toBe(true);
     await checkpointer.settled();
-    const first = checkpointer.stats().checkpoints;
-    expect(first).toBe(1);
+    expect(checkpointer.stats().checkpoints).toBeGreaterThanOrEqual(1);
+    expect(inFile('first')).toBe(1);
     for (let i = 0; i < 50 && checkpointer.stats().running; i++) await sleep(20);
     expect(checkpointer.stats().running).toBe(false);
 
-    store.commitSync([create('second')]);
-    checkpointer.committed();
+    const before = checkpointer.stats().checkpoints;
+    write('second');
     expect(checkpointer.stats().running).toBe(true);
     await checkpointer.settled();
-    expect(checkpointer.stats().checkpoints).toBe(2);
-    expect(
-      fileAlone(file, "SELECT count(*) FROM farm_versions WHERE json_extract(payload, '$.name') = 'second'"),
-    ).toBe(1);
+    expect(checkpointer.stats().checkpoints).toBeGreaterThan(before);
+    expect(inFile('second')).toBe(1);
     await checkpointer.close();
     expect(checkpointer.stats().running).toBe(false);
-    await store.close();
+    db.close();
+  });
+
+  it('a commit right after the idle stop starts a new thread, which the old one ending does not disturb', async () => {
+    const { db, checkpointer, write, inFile } = walTable({ idleExitMs: 1, restMs: 1 });
+    write('first');
+    await checkpointer.settled();
+    // The idle stop lets go of the thread at once; the thread itself ends a moment later.
+    for (let i = 0; i < 100 && checkpointer.stats().running; i++) await sleep(1);
+    expect(checkpointer.stats().running).toBe(false);
+    write('second');
+    await sleep(50);
+    await checkpointer.settled();
+    // The old thread's closing connection may hold the checkpoint lock for a moment (a busy answer):
+    // the new thread tries again until everything is copied.
+    expect(checkpointer.stats().failed).toBeUndefined();
+    expect(inFile('second')).toBe(1);
+    await checkpointer.close();
+    db.close();
   });
 
   it('a writer that never pauses still keeps the WAL bounded (the inline limit)', async () => {
@@ -121,12 +148,9 @@ describe('WAL checkpoints off the writer (WalCheckpointer)', () => {
     const checkpointer = new WalCheckpointer(db, file, { inlineLimitPages: 50 });
     const insert = db.prepare('INSERT INTO t (body) VALUES (?)');
     const body = 'x'.repeat(3000);
-    // Synchronous and back to back: no write ever begins with every frame copied by the thread, so only
-    // the inline checkpoint lets the WAL start over from its beginning.
-    for (let i = 0; i < 2000; i++) {
-      insert.run(body);
-      checkpointer.committed();
-    }
+    // Back to back, with no thread to copy behind it: only the writer's own inline checkpoint lets the
+    // WAL start over from its beginning.
+    for (let i = 0; i < 2000; i++) insert.run(body);
     const frame = 4096 + 24;
     // 2000 rows of 3 KB would need well over 1,500 frames without a checkpoint.
     expect(statSync(`${file}-wal`).size).toBeLessThanOrEqual(100 * frame + 32);
