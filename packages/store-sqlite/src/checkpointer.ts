@@ -47,7 +47,8 @@ parentPort.on('message', (request) => {
 });
 `;
 
-const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+/** better-sqlite3's entry, resolved when the first thread starts (not by every process that imports this). */
+let driver: string | undefined;
 
 export interface CheckpointerOptions {
   readonly synchronous?: Synchronous;
@@ -62,9 +63,9 @@ export interface CheckpointerOptions {
   readonly inlineLimitPages?: number;
 }
 
-export const CHECKPOINT_REST_MS = 100;
-export const CHECKPOINT_IDLE_EXIT_MS = 30_000;
-export const CHECKPOINT_INLINE_LIMIT_PAGES = 10_000;
+const CHECKPOINT_REST_MS = 100;
+const CHECKPOINT_IDLE_EXIT_MS = 30_000;
+const CHECKPOINT_INLINE_LIMIT_PAGES = 10_000;
 /**
  * A checkpoint that a lock or a reader kept from copying everything is tried again this many times,
  * `restMs` apart, before it waits for the next commit (so an idle process does not keep trying).
@@ -149,6 +150,7 @@ export class WalCheckpointer {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
+    driver ??= createRequire(import.meta.url).resolve('better-sqlite3');
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {

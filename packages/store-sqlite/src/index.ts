@@ -1,13 +1,5 @@
 export { ChangeSignal } from './change-signal.js';
-export {
-  backgroundCheckpointer,
-  CHECKPOINT_IDLE_EXIT_MS,
-  CHECKPOINT_INLINE_LIMIT_PAGES,
-  CHECKPOINT_REST_MS,
-  type CheckpointerOptions,
-  type CheckpointerStats,
-  WalCheckpointer,
-} from './checkpointer.js';
+export { type CheckpointerOptions, type CheckpointerStats, WalCheckpointer } from './checkpointer.js';
 export { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
 export {
   openPrimaryStore,

@@ -6,12 +6,11 @@ import type { ServiceName } from '../lib/stack.js';
 import { summarizeLatencies } from '../lib/stats.js';
 import { expectStatus, graphStep, Picker, urls } from './common.js';
 import { LagProbe } from './lag-probe.js';
-
-/** The issue's projection lag target (ms). */
-const LAG_TARGET_MS = 50;
-
 import { queries } from './queries.js';
 import type { CaseResult, Scenario, ScenarioContext, Side } from './types.js';
+
+/** The issue's projection lag target (ms), which the report judges. */
+export const LAG_TARGET_MS = 50;
 
 const writerConnections = 10;
 
@@ -208,7 +207,7 @@ export const mixedWorkload: Scenario = {
     if (applied) {
       figures.projector_lag_p50_at_most_ms = applied.p50AtMostMs;
       figures.projector_lag_p99_at_most_ms = applied.p99AtMostMs;
-      figures.projector_lag_within_50ms_share = applied.withinShare;
+      figures.projector_lag_within_target_share = applied.withinShare;
       figures.projector_lag_entries = applied.count;
       context.log(
         `  mixed-workload: projector's apply lag (write → projection commit, ${applied.count} entries): ` +
