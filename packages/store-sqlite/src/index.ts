@@ -8,8 +8,10 @@ export {
   SqlitePrimaryStore,
 } from './primary-store.js';
 export {
+  BulkProjectionStore,
   currentGeneration,
   newGenerationName,
+  openBulkProjectionStore,
   openProjectionStore,
   ProjectionReader,
   type ProjectionStoreOptions,
@@ -20,4 +22,5 @@ export {
 } from './projection-store.js';
 export { type ChangeFeed, READ_MEMO_ROWS, READ_MEMO_TEXT_BYTES, ReadMemo } from './read-memo.js';
 export { dataFiles, openPrimaryWhenCreated, openReadStore, SqliteReadStore } from './read-store.js';
+export { SqlThread, SqlThreadError, type ThreadStatement } from './sql-thread.js';
 export { RECORD_CACHE_BYTES, RecordCache } from './version-tables.js';

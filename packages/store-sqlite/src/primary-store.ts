@@ -14,6 +14,7 @@ import { ChangeSignal } from './change-signal.js';
 import { backgroundCheckpointer, type WalCheckpointer } from './checkpointer.js';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
 import { type ChangeFeed, numberedChangeFeed } from './read-memo.js';
+import { SqlThread } from './sql-thread.js';
 import { tableNames, VersionTables, VersionTablesReader } from './version-tables.js';
 
 /** The entities the primary holds: everything clients write (projections live in the projection store). */
@@ -39,16 +40,6 @@ CREATE TABLE IF NOT EXISTS event_log (
 
 /** `PRAGMA user_version` of the current primary layout (0: the layout that copied payloads three times). */
 export const PRIMARY_LAYOUT_VERSION = 2;
-
-interface LogRow {
-  position: number;
-  entity: string;
-  entity_id: string;
-  op: string;
-  payload: string | null;
-  previous: string | null;
-  created_at: number;
-}
 
 /** One statement reading log entries with their payloads resolved from the version tables. */
 function readLogSql(): string {
@@ -140,14 +131,15 @@ export interface PrimaryStoreOptions {
 const parse = (json: string | null): Record<string, unknown> | null =>
   json === null ? null : (JSON.parse(json) as Record<string, unknown>);
 
-const toEntry = (row: LogRow): LogEntry => ({
-  position: row.position,
-  entity: row.entity as EntityName,
-  id: row.entity_id,
-  op: row.op as LogEntry['op'],
-  payload: parse(row.payload),
-  previous: parse(row.previous),
-  createdAt: row.created_at,
+/** A row of `readLogSql()`: position, entity, entity_id, op, payload, previous, created_at. */
+const toEntry = (row: unknown[]): LogEntry => ({
+  position: row[0] as number,
+  entity: row[1] as EntityName,
+  id: row[2] as string,
+  op: row[3] as LogEntry['op'],
+  payload: parse(row[4] as string | null),
+  previous: parse(row[5] as string | null),
+  createdAt: row[6] as number,
 });
 
 /** The SQLite primary: versioned entity tables and the event log in one file, written in one transaction. */
@@ -187,7 +179,7 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
       changes,
       options.memoRows,
     );
-    this.readLog = this.db.prepare(readLogSql());
+    this.readLog = this.db.prepare(readLogSql()).raw(true);
     this.lastCreatedAt = this.db
       .prepare('SELECT created_at FROM event_log ORDER BY position DESC LIMIT 1')
       .pluck();
@@ -266,7 +258,39 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
   }
 
   readLogSync(after: number, limit: number): LogEntry[] {
-    return (this.readLog.all(after, limit) as LogRow[]).map(toEntry);
+    return (this.readLog.all(after, limit) as unknown[][]).map(toEntry);
+  }
+
+  /**
+   * This store's log, read one batch ahead by a thread of its own connection: each `read` that got a
+   * full batch asks the thread at once for the next one (after its last position, as many), so a
+   * consumer that reads batch after batch (a rebuild) finds the next one read while it applied this
+   * one. What the thread read earlier is a prefix of what a read now would find (the log only grows
+   * at its end). Close it after use (its own thread; the store's `close` does not end it).
+   */
+  readAheadLog(): EventLog {
+    const thread = new SqlThread(this.file, { readonly: true });
+    const sql = readLogSql();
+    let ahead: { after: number; limit: number; rows: Promise<unknown[][][]> } | undefined;
+    const ask = (after: number, limit: number) => {
+      const rows = thread.read([[sql, [after, limit]]]);
+      rows.catch(() => undefined); // awaited by the read it is for; a close may leave it unread
+      return rows;
+    };
+    return {
+      ...this.log,
+      read: async (after, limit) => {
+        const rows = ahead?.after === after && ahead.limit === limit ? ahead.rows : ask(after, limit);
+        ahead = undefined;
+        const entries = ((await rows)[0] ?? []).map(toEntry);
+        if (entries.length === limit) {
+          const next = entries[entries.length - 1]!.position;
+          ahead = { after: next, limit, rows: ask(next, limit) };
+        }
+        return entries;
+      },
+      close: () => thread.close(),
+    };
   }
 
   /**

@@ -2,6 +2,7 @@ import {
   closeSync,
   existsSync,
   fsyncSync,
+  mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -32,7 +33,15 @@ import type { Statement } from 'better-sqlite3';
 import { backgroundCheckpointer, type WalCheckpointer } from './checkpointer.js';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
 import { type ChangeFeed, numberedChangeFeed } from './read-memo.js';
-import { tableNames, type VersionInsert, VersionTables, VersionTablesReader } from './version-tables.js';
+import { SqlThread, type ThreadStatement } from './sql-thread.js';
+import {
+  insertVersionsSql,
+  tableNames,
+  type VersionInsert,
+  VersionTables,
+  VersionTablesReader,
+  versionChunks,
+} from './version-tables.js';
 
 export const projectionEntities: readonly EntityName[] = entityNames.filter(
   (e) => entities[e].kind === 'projection',
@@ -84,12 +93,6 @@ export function removeStaleGenerations(dir: string, keep: readonly string[] = []
   return removed;
 }
 
-interface LatestRow {
-  id: string;
-  deleted: number;
-  payload: string | null;
-}
-
 /** Groups `items` by `group`, collecting each group's distinct `value`s. */
 function groupBy<T, G>(
   items: readonly T[],
@@ -109,19 +112,153 @@ function groupBy<T, G>(
 const byId = (a: { readonly id: string }, b: { readonly id: string }): number =>
   a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
-interface StateRow {
-  kind: string;
-  id: string;
-  value: string;
-  ref: string | null;
+/** A generation's tables. */
+const generationDdl = (): string => VersionTables.ddl(projectionEntities) + STATE_DDL;
+const READ_CHECKPOINT_SQL = "SELECT value FROM projector_meta WHERE key = 'checkpoint'";
+/** Moves the checkpoint from the second parameter to the first: changes no row when it was elsewhere. */
+const MOVE_CHECKPOINT_SQL = "UPDATE projector_meta SET value = ? WHERE key = 'checkpoint' AND value = ?";
+const PUT_STATE_SQL = 'INSERT OR REPLACE INTO projector_state (kind, id, value, ref) VALUES (?, ?, ?, ?)';
+const STATE_COLUMNS = 'SELECT kind, id, value, ref FROM projector_state';
+const STATE_MANY_SQL = `${STATE_COLUMNS} WHERE kind = ? AND id IN (SELECT value FROM json_each(?))`;
+const BY_REF_MANY_SQL = `${STATE_COLUMNS} WHERE kind = ? AND ref IN (SELECT value FROM json_each(?)) ORDER BY id`;
+
+/** Each asked id's newest version (live or a tombstone), as `id, deleted, payload`: one descending seek of the (id, created_at) index. */
+const latestManySql = (entity: EntityName): string => {
+  const { versions } = tableNames(entity);
+  return `SELECT v.id, v.deleted, v.payload FROM json_each(?) j JOIN ${versions} v
+    ON v.seq = (SELECT w.seq FROM ${versions} w WHERE w.id = j.value ORDER BY w.created_at DESC LIMIT 1)`;
+};
+
+/**
+ * Fills an entity's current table from its versions in one pass: each id's newest version, found in one
+ * ordered pass over the (id, created_at) index (with a single max(), SQLite takes the bare `seq` from
+ * the row holding the max), rows fetched by seq.
+ */
+const fillCurrentSql = (entity: EntityName): string[] => {
+  const { versions, current } = tableNames(entity);
+  return [
+    `DELETE FROM ${current}`,
+    `INSERT INTO ${current} (id, created_at, payload)
+     SELECT v.id, v.created_at, v.payload
+     FROM (SELECT max(created_at) AS newest, seq FROM ${versions} GROUP BY id) n
+     JOIN ${versions} v ON v.seq = n.seq
+     WHERE v.deleted = 0`,
+  ];
+};
+
+const toStateRow = ([kind, id, value, ref]: unknown[]): ProjectionStateRow => ({
+  kind: kind as string,
+  id: id as string,
+  ref: ref as string | null,
+  value: JSON.parse(value as string) as Record<string, unknown>,
+});
+
+/** What a commit writes, in the order it writes it. */
+interface CommitPlan {
+  /** Per entity, its versions in id order (a stable sort keeps each id's versions in log order). */
+  readonly versions: ReadonlyArray<readonly [EntityName, VersionInsert[]]>;
+  /** Each written document's last version, for the current tables. */
+  readonly current: ReadonlyArray<{ readonly entity: EntityName } & VersionInsert>;
+  /** `kind, id, value (JSON), ref` of each state row. */
+  readonly state: ReadonlyArray<readonly [string, string, string, string | null]>;
 }
 
-const toStateRow = (row: StateRow): ProjectionStateRow => ({
-  kind: row.kind,
-  id: row.id,
-  ref: row.ref,
-  value: JSON.parse(row.value) as Record<string, unknown>,
-});
+/**
+ * Every version is kept (so `at` reads are exact), appended per entity in log order (a version's seq
+ * orders it only among its own id's); the current table needs only each id's last. In id order,
+ * consecutive inserts land on neighbouring pages of the (id, created_at) index instead of random ones.
+ */
+function planCommit(batch: ProjectionCommit, withCurrent: boolean): CommitPlan {
+  const byEntity = new Map<EntityName, VersionInsert[]>();
+  const last = new Map<string, { readonly entity: EntityName } & VersionInsert>();
+  for (const doc of batch.documents) {
+    const row = {
+      id: doc.id,
+      createdAt: doc.createdAt,
+      payload: doc.json ?? JSON.stringify(doc.payload),
+      live: doc.live,
+    };
+    let rows = byEntity.get(doc.entity);
+    if (!rows) {
+      rows = [];
+      byEntity.set(doc.entity, rows);
+    }
+    rows.push(row);
+    if (withCurrent) last.set(`${doc.entity}\u0000${doc.id}`, { entity: doc.entity, ...row });
+  }
+  return {
+    versions: [...byEntity].map(([entity, rows]) => [entity, rows.sort(byId)] as const),
+    current: [...last.values()],
+    state: batch.state.map((row) => [row.kind, row.id, JSON.stringify(row.value), row.ref] as const),
+  };
+}
+
+/** A load's answer as it is put together. */
+interface Loading {
+  readonly documents: Map<string, ProjectionDocument>;
+  readonly state: Map<string, ProjectionStateRow>;
+  readonly stateByRef: Map<string, ProjectionStateRow[]>;
+}
+
+/** The queries of a `load` (one per entity, per state kind, per ref kind, then the checkpoint), and how their rows make the answer. */
+function planLoad(keys: ProjectionKeys): {
+  readonly queries: ThreadStatement[];
+  assemble(results: readonly unknown[][][]): LoadedProjections;
+} {
+  const queries: ThreadStatement[] = [];
+  const steps: Array<(rows: unknown[][], into: Loading) => void> = [];
+  for (const [entity, ids] of groupBy(
+    keys.documents,
+    (k) => k.entity,
+    (k) => k.id,
+  )) {
+    queries.push([latestManySql(entity), [JSON.stringify(ids)]]);
+    steps.push((rows, into) => {
+      for (const [id, deleted, payload] of rows) {
+        if (payload === null) continue;
+        into.documents.set(projectionKey(entity, id as string), {
+          id: id as string,
+          live: deleted === 0,
+          payload: JSON.parse(payload as string) as Record<string, unknown>,
+        });
+      }
+    });
+  }
+  for (const [kind, ids] of groupBy(
+    keys.state,
+    (k) => k.kind,
+    (k) => k.id,
+  )) {
+    queries.push([STATE_MANY_SQL, [kind, JSON.stringify(ids)]]);
+    steps.push((rows, into) => {
+      for (const row of rows) into.state.set(projectionKey(kind, row[1] as string), toStateRow(row));
+    });
+  }
+  for (const [kind, refs] of groupBy(
+    keys.stateByRef,
+    (k) => k.kind,
+    (k) => k.ref,
+  )) {
+    queries.push([BY_REF_MANY_SQL, [kind, JSON.stringify(refs)]]);
+    steps.push((rows, into) => {
+      for (const ref of refs) into.stateByRef.set(projectionKey(kind, ref), []);
+      for (const row of rows) {
+        if (row[3] !== null)
+          into.stateByRef.get(projectionKey(kind, row[3] as string))?.push(toStateRow(row));
+      }
+    });
+  }
+  queries.push([READ_CHECKPOINT_SQL, []]);
+  return {
+    queries,
+    assemble(results) {
+      const checkpoint = results[results.length - 1]?.[0]?.[0];
+      const loaded: Loading = { documents: new Map(), state: new Map(), stateByRef: new Map() };
+      for (const [i, step] of steps.entries()) step(results[i] ?? [], loaded);
+      return { checkpoint: typeof checkpoint === 'number' ? checkpoint : 0, ...loaded };
+    },
+  };
+}
 
 export interface ProjectionStoreOptions {
   /** The projections directory (holds CURRENT and the generation files). */
@@ -129,14 +266,6 @@ export interface ProjectionStoreOptions {
   /** Open this generation instead of the current one (rebuilds write a new generation). */
   readonly generation?: string;
   readonly synchronous?: Synchronous;
-  /** Leave the current tables empty until `finishDeferredCurrent()` (for a generation nobody reads yet). */
-  readonly deferCurrent?: boolean;
-  /**
-   * Build a generation nobody reads yet: no journal on disk and no fsync per commit, a large page
-   * cache, until `finishBulk()` makes it durable and an ordinary
-   * WAL database. A crash before that leaves a file that was never promoted (the next rebuild removes it).
-   */
-  readonly bulk?: boolean;
 }
 
 /** Page cache of a bulk build (KiB, as SQLite's negative `cache_size`): the indexes of a large generation. */
@@ -147,16 +276,12 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
   readonly db: SqliteDatabase;
   readonly generation: string;
   protected readonly tables: VersionTables;
-  private readonly synchronous: Synchronous;
-  private readonly putState: Statement;
-  private readonly stateMany: Statement;
-  private readonly byRefMany: Statement;
-  private readonly latestStatements = new Map<EntityName, Statement>();
+  /** Prepared statements by SQL, answering rows as arrays (`load`'s queries). */
+  private readonly rawStatements = new Map<string, Statement>();
   private readonly readCheckpoint: Statement;
-  private readonly writeCheckpoint: Statement;
   private readonly commitTx: (batch: ProjectionCommit) => void;
-  /** Copies the WAL into the file off the event loop (none while a bulk build has no WAL). */
-  private walCheckpointer: WalCheckpointer | undefined;
+  /** Copies the WAL into the file off the event loop. */
+  private readonly walCheckpointer: WalCheckpointer | undefined;
   get checkpointer(): WalCheckpointer | undefined {
     return this.walCheckpointer;
   }
@@ -165,117 +290,41 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
     readonly dir: string,
     generation: string,
     synchronous?: Synchronous,
-    private deferCurrent = false,
-    private bulk = false,
   ) {
     super();
     this.generation = generation;
     this.db = openDatabase(join(dir, generation), synchronous ? { synchronous } : {});
-    this.synchronous = synchronous ?? 'normal';
-    if (bulk) {
-      // The journal stays in memory (a failed transaction still rolls back); nothing is fsynced.
-      this.db.pragma('journal_mode = MEMORY');
-      this.db.pragma('synchronous = OFF');
-      this.db.pragma(`cache_size = -${BULK_CACHE_KIB}`);
-    } else {
-      this.walCheckpointer = backgroundCheckpointer(this.db, join(dir, generation), { synchronous });
-    }
-    this.db.exec(VersionTables.ddl(projectionEntities) + STATE_DDL);
+    this.walCheckpointer = backgroundCheckpointer(this.db, join(dir, generation), { synchronous });
+    this.db.exec(generationDdl());
     this.tables = new VersionTables(this.db, projectionEntities, true);
-    this.stateMany = this.db.prepare(
-      'SELECT * FROM projector_state WHERE kind = ? AND id IN (SELECT value FROM json_each(?))',
-    );
-    this.byRefMany = this.db.prepare(
-      'SELECT * FROM projector_state WHERE kind = ? AND ref IN (SELECT value FROM json_each(?)) ORDER BY id',
-    );
-    this.putState = this.db.prepare(
-      'INSERT OR REPLACE INTO projector_state (kind, id, value, ref) VALUES (?, ?, ?, ?)',
-    );
-    this.readCheckpoint = this.db
-      .prepare("SELECT value FROM projector_meta WHERE key = 'checkpoint'")
-      .pluck();
-    this.writeCheckpoint = this.db.prepare("UPDATE projector_meta SET value = ? WHERE key = 'checkpoint'");
+    const readCheckpoint = this.db.prepare(READ_CHECKPOINT_SQL).pluck();
+    this.readCheckpoint = readCheckpoint;
+    const putState = this.db.prepare(PUT_STATE_SQL);
+    const moveCheckpoint = this.db.prepare(MOVE_CHECKPOINT_SQL);
     this.commitTx = this.db.transaction((batch: ProjectionCommit) => {
-      const at = this.readCheckpoint.get() as number;
+      const at = readCheckpoint.get() as number;
       if (at !== batch.expectedCheckpoint) {
         throw new StoreError(
           storeErrorCodes.CONFLICT,
           `checkpoint moved to ${at} while a batch from ${batch.expectedCheckpoint} was being applied`,
         );
       }
-      // Every version is kept (so `at` reads are exact), appended per entity in log order (a version's
-      // seq orders it only among its own id's); the current table needs only each id's last.
-      const byEntity = new Map<EntityName, VersionInsert[]>();
-      const last = new Map<string, { doc: ProjectionWrite; json: string }>();
-      for (const doc of batch.documents) {
-        const json = doc.json ?? JSON.stringify(doc.payload);
-        let rows = byEntity.get(doc.entity);
-        if (!rows) {
-          rows = [];
-          byEntity.set(doc.entity, rows);
-        }
-        rows.push({ id: doc.id, createdAt: doc.createdAt, payload: json, live: doc.live });
-        if (!this.deferCurrent) last.set(`${doc.entity}\u0000${doc.id}`, { doc, json });
-      }
-      // In id order (a stable sort keeps each id's versions in log order): consecutive inserts land on
-      // neighbouring pages of the (id, created_at) index instead of random ones.
-      for (const [entity, rows] of byEntity) this.tables.appendVersions(entity, rows.sort(byId));
-      for (const { doc, json } of last.values()) {
-        this.tables.setCurrent(doc.entity, doc.id, doc.createdAt, json, doc.live);
-      }
-      for (const row of batch.state) {
-        this.putState.run(row.kind, row.id, JSON.stringify(row.value), row.ref);
-      }
-      this.writeCheckpoint.run(batch.checkpoint);
+      const plan = planCommit(batch, true);
+      for (const [entity, rows] of plan.versions) this.tables.appendVersions(entity, rows);
+      for (const v of plan.current) this.tables.setCurrent(v.entity, v.id, v.createdAt, v.payload, v.live);
+      for (const row of plan.state) putState.run(row);
+      moveCheckpoint.run(batch.checkpoint, at);
     }).immediate;
   }
 
-  /**
-   * Fills the current tables from the versions in one pass and maintains them per batch from then on.
-   * A rebuild defers them: one set-based fill at the end costs far less than an upsert per batch.
-   */
-  finishDeferredCurrent(): void {
-    if (!this.deferCurrent) return;
-    this.db
-      .transaction(() => {
-        for (const entity of projectionEntities) {
-          const { versions, current } = tableNames(entity);
-          // Each id's newest version, found in one ordered pass over the (id, created_at) index (with a
-          // single max(), SQLite takes the bare `seq` from the row holding the max), rows fetched by seq.
-          this.db.exec(`DELETE FROM ${current};
-          INSERT INTO ${current} (id, created_at, payload)
-          SELECT v.id, v.created_at, v.payload
-          FROM (SELECT max(created_at) AS newest, seq FROM ${versions} GROUP BY id) n
-          JOIN ${versions} v ON v.seq = n.seq
-          WHERE v.deleted = 0`);
-        }
-      })
-      .immediate();
-    this.deferCurrent = false;
-  }
-
-  /**
-   * Ends a bulk build: the file goes back to WAL with the configured synchronous level and is fsynced,
-   * so what was built survives a power cut before anyone is pointed at it. Call before promoting.
-   */
-  finishBulk(): void {
-    if (!this.bulk) return;
-    // Switching needs the file to itself for a moment (busy_timeout waits for a passing reader); a
-    // generation left in rollback mode would make readers and the projector block each other.
-    const mode = this.db.pragma('journal_mode = WAL', { simple: true });
-    if (mode !== 'wal') throw new Error(`${this.generation} stayed in journal mode ${String(mode)}, not WAL`);
-    this.db.pragma(`synchronous = ${this.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-    this.db.pragma('cache_size = -65536');
-    this.walCheckpointer = backgroundCheckpointer(this.db, join(this.dir, this.generation), {
-      synchronous: this.synchronous,
-    });
-    const fd = openSync(join(this.dir, this.generation), 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
+  /** A prepared statement of this connection answering rows as arrays, by its SQL. */
+  private rawStatement(sql: string): Statement {
+    let statement = this.rawStatements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql).raw(true);
+      this.rawStatements.set(sql, statement);
     }
-    this.bulk = false;
+    return statement;
   }
 
   checkpointSync(): number {
@@ -292,65 +341,13 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
    * with the batch.
    */
   async load(keys: ProjectionKeys): Promise<LoadedProjections> {
-    return this.loadTx(keys);
-  }
-
-  private loadTx(keys: ProjectionKeys): LoadedProjections {
-    return this.db
-      .transaction(() => {
-        const documents = new Map<string, ProjectionDocument>();
-        for (const [entity, ids] of groupBy(
-          keys.documents,
-          (k) => k.entity,
-          (k) => k.id,
-        )) {
-          for (const row of this.latestMany(entity).all(JSON.stringify(ids)) as LatestRow[]) {
-            if (row.payload === null) continue;
-            documents.set(projectionKey(entity, row.id), {
-              id: row.id,
-              live: row.deleted === 0,
-              payload: JSON.parse(row.payload) as Record<string, unknown>,
-            });
-          }
-        }
-        const state = new Map<string, ProjectionStateRow>();
-        for (const [kind, ids] of groupBy(
-          keys.state,
-          (k) => k.kind,
-          (k) => k.id,
-        )) {
-          for (const row of this.stateMany.all(kind, JSON.stringify(ids)) as StateRow[]) {
-            state.set(projectionKey(kind, row.id), toStateRow(row));
-          }
-        }
-        const stateByRef = new Map<string, ProjectionStateRow[]>();
-        for (const [kind, refs] of groupBy(
-          keys.stateByRef,
-          (k) => k.kind,
-          (k) => k.ref,
-        )) {
-          for (const ref of refs) stateByRef.set(projectionKey(kind, ref), []);
-          for (const row of this.byRefMany.all(kind, JSON.stringify(refs)) as StateRow[]) {
-            if (row.ref !== null) stateByRef.get(projectionKey(kind, row.ref))?.push(toStateRow(row));
-          }
-        }
-        return { checkpoint: this.checkpointSync(), documents, state, stateByRef };
-      })
+    const plan = planLoad(keys);
+    const results = this.db
+      .transaction(() =>
+        plan.queries.map(([sql, params]) => this.rawStatement(sql).all(params) as unknown[][]),
+      )
       .deferred();
-  }
-
-  private latestMany(entity: EntityName): Statement {
-    let statement = this.latestStatements.get(entity);
-    if (!statement) {
-      const { versions } = tableNames(entity);
-      // Each id's newest version (live or a tombstone): one descending seek of the (id, created_at) index.
-      statement = this.db.prepare(
-        `SELECT v.id, v.deleted, v.payload FROM json_each(?) j JOIN ${versions} v
-         ON v.seq = (SELECT w.seq FROM ${versions} w WHERE w.id = j.value ORDER BY w.created_at DESC LIMIT 1)`,
-      );
-      this.latestStatements.set(entity, statement);
-    }
-    return statement;
+    return plan.assemble(results);
   }
 
   async commit(batch: ProjectionCommit): Promise<void> {
@@ -364,6 +361,138 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
   }
 }
 
+/**
+ * A new generation as a rebuild writes it, nobody reading it yet: its own connection in a worker
+ * thread does the SQLite work (inserting versions, committing) while this thread folds the next batch,
+ * so a rebuild uses a second core. `commit` hands the batch to the thread and resolves once the commit
+ * before it has been applied (one waits behind the one being written); `load` and `checkpoint` answer
+ * as of every commit handed over. Built without a journal on disk, without fsyncs and with the current
+ * tables left empty; `finish()` fills them in one pass, puts the file in WAL, fsyncs it and returns an
+ * ordinary store over it. A crash before that leaves a file that was never promoted (the next rebuild
+ * removes it). The generation's only writer (a rebuild holds the rebuild lock), so the checkpoint
+ * compare-and-set is checked here, and again in the thread.
+ */
+export class BulkProjectionStore implements ProjectionStore {
+  readonly file: string;
+  private readonly thread: SqlThread;
+  /** The checkpoint of the last commit handed to the thread. */
+  private posted = 0;
+  /** The commit the thread is working on, settled (never rejects: failures land in `failure`). */
+  private applying: Promise<void> = Promise.resolve();
+  private failure: Error | undefined;
+  private ended = false;
+
+  constructor(
+    readonly dir: string,
+    readonly generation: string,
+    private readonly synchronous: Synchronous = 'normal',
+  ) {
+    this.file = join(dir, generation);
+    if (existsSync(this.file)) throw new Error(`${this.file} exists: a bulk build writes a new generation`);
+    mkdirSync(dir, { recursive: true });
+    this.thread = new SqlThread(this.file);
+    this.applying = this.settle(
+      this.thread.exec(
+        `PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA cache_size = -${BULK_CACHE_KIB};
+        ${generationDdl()}`,
+      ),
+    );
+  }
+
+  private settle(work: Promise<unknown>): Promise<void> {
+    return work.then(
+      () => undefined,
+      (error: Error) => {
+        this.failure ??= new StoreError(
+          storeErrorCodes.UNAVAILABLE,
+          `building ${this.generation}: ${error.message}`,
+        );
+      },
+    );
+  }
+
+  private usable(): void {
+    if (this.failure) throw this.failure;
+    if (this.ended)
+      throw new StoreError(storeErrorCodes.UNAVAILABLE, `the bulk build of ${this.generation} has ended`);
+  }
+
+  async checkpoint(): Promise<number> {
+    this.usable();
+    return this.posted;
+  }
+
+  async load(keys: ProjectionKeys): Promise<LoadedProjections> {
+    this.usable();
+    const plan = planLoad(keys);
+    const results = await this.thread.read(plan.queries);
+    this.usable();
+    return plan.assemble(results);
+  }
+
+  async commit(batch: ProjectionCommit): Promise<void> {
+    this.usable();
+    if (batch.expectedCheckpoint !== this.posted) {
+      throw new StoreError(
+        storeErrorCodes.CONFLICT,
+        `checkpoint moved to ${this.posted} while a batch from ${batch.expectedCheckpoint} was being applied`,
+      );
+    }
+    const plan = planCommit(batch, false);
+    const statements: ThreadStatement[] = [];
+    for (const [entity, rows] of plan.versions) {
+      for (const params of versionChunks(rows)) {
+        statements.push([insertVersionsSql(entity, params.length / 4), params]);
+      }
+    }
+    for (const row of plan.state) statements.push([PUT_STATE_SQL, row]);
+    statements.push([MOVE_CHECKPOINT_SQL, [batch.checkpoint, batch.expectedCheckpoint], 1]);
+    this.posted = batch.checkpoint;
+    const before = this.applying;
+    this.applying = this.settle(this.thread.write(statements));
+    await before;
+    this.usable();
+  }
+
+  /**
+   * Ends the build: waits for the last commit, fills the current tables, switches the file to WAL
+   * with the configured synchronous level and fsyncs it, so what was built survives a power cut before
+   * anyone is pointed at it. Returns the ordinary store over the generation; call before promoting.
+   */
+  async finish(): Promise<SqliteProjectionStore> {
+    this.usable();
+    await this.applying;
+    this.usable();
+    this.ended = true;
+    try {
+      await this.thread.write(
+        projectionEntities.flatMap((e) => fillCurrentSql(e).map((sql) => [sql, []] as const)),
+      );
+      // Switching needs the file to itself for a moment; a generation left in rollback mode would make
+      // readers and the projector block each other.
+      await this.thread.exec('PRAGMA journal_mode = WAL');
+      const mode = (await this.thread.read([['PRAGMA journal_mode', []]]))[0]?.[0]?.[0];
+      if (mode !== 'wal')
+        throw new Error(`${this.generation} stayed in journal mode ${String(mode)}, not WAL`);
+    } finally {
+      await this.thread.close();
+    }
+    const fd = openSync(this.file, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    return new SqliteProjectionStore(this.dir, this.generation, this.synchronous);
+  }
+
+  /** Ends the thread (after what it was given); the unfinished generation stays on disk. */
+  async close(): Promise<void> {
+    this.ended = true;
+    await this.thread.close();
+  }
+}
+
 export type { ProjectionWrite };
 
 /** Opens the current generation for writing, creating the first one when the directory is new. */
@@ -371,15 +500,16 @@ export function openProjectionStore(options: ProjectionStoreOptions): SqliteProj
   let generation = options.generation ?? currentGeneration(options.dir);
   const fresh = generation === null;
   generation ??= newGenerationName();
-  const store = new SqliteProjectionStore(
-    options.dir,
-    generation,
-    options.synchronous,
-    options.deferCurrent,
-    options.bulk,
-  );
+  const store = new SqliteProjectionStore(options.dir, generation, options.synchronous);
   if (fresh) promoteGeneration(options.dir, generation);
   return store;
+}
+
+/** Starts the bulk build of a new generation (`options.generation`, a new file; not promoted). */
+export function openBulkProjectionStore(
+  options: ProjectionStoreOptions & { readonly generation: string },
+): BulkProjectionStore {
+  return new BulkProjectionStore(options.dir, options.generation, options.synchronous);
 }
 
 /**

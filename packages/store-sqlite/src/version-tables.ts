@@ -311,10 +311,7 @@ class EntityTables {
     let statement = this.insertMany.get(rows);
     if (!statement) {
       if (!this.writable) throw new StoreError(storeErrorCodes.READ_ONLY, 'this store was opened read-only');
-      const { versions } = tableNames(this.entity);
-      statement = this.db.prepare(
-        `INSERT OR REPLACE INTO ${versions} (id, created_at, deleted, payload) VALUES ${Array(rows).fill('(?, ?, ?, ?)').join(', ')}`,
-      );
+      statement = this.db.prepare(insertVersionsSql(this.entity, rows));
       this.insertMany.set(rows, statement);
     }
     return statement;
@@ -708,17 +705,7 @@ export class VersionTables {
    */
   appendVersions(entity: EntityName, rows: readonly VersionInsert[]): void {
     const t = this.of(entity);
-    const params: unknown[] = [];
-    let i = 0;
-    for (; i + APPEND_ROWS <= rows.length; i += APPEND_ROWS) {
-      params.length = 0;
-      for (let j = i; j < i + APPEND_ROWS; j++) pushVersion(params, rows[j]!);
-      t.insertVersions(APPEND_ROWS).run(params);
-    }
-    if (i === rows.length) return;
-    params.length = 0;
-    for (let j = i; j < rows.length; j++) pushVersion(params, rows[j]!);
-    t.insertVersions(rows.length - i).run(params);
+    for (const params of versionChunks(rows)) t.insertVersions(params.length / VERSION_PARAMS).run(params);
   }
 
   /**
@@ -743,9 +730,25 @@ export interface VersionInsert {
 
 /** Rows per multi-row INSERT (4 parameters each, well under SQLite's 32,766). */
 const APPEND_ROWS = 64;
+const VERSION_PARAMS = 4;
 
-function pushVersion(params: unknown[], row: VersionInsert): void {
-  params.push(row.id, row.createdAt, row.live ? 0 : 1, row.payload);
+/** `INSERT OR REPLACE` of `rows` versions of `entity` in one statement (`versionChunks` gives its parameters). */
+export function insertVersionsSql(entity: EntityName, rows: number): string {
+  return `INSERT OR REPLACE INTO ${tableNames(entity).versions} (id, created_at, deleted, payload) VALUES ${Array(rows).fill('(?, ?, ?, ?)').join(', ')}`;
+}
+
+/** The parameters of `rows`, in order, `APPEND_ROWS` versions per multi-row INSERT. */
+export function versionChunks(rows: readonly VersionInsert[]): unknown[][] {
+  const chunks: unknown[][] = [];
+  for (let i = 0; i < rows.length; i += APPEND_ROWS) {
+    const params: unknown[] = [];
+    for (let j = i; j < Math.min(i + APPEND_ROWS, rows.length); j++) {
+      const row = rows[j]!;
+      params.push(row.id, row.createdAt, row.live ? 0 : 1, row.payload);
+    }
+    chunks.push(params);
+  }
+  return chunks;
 }
 
 /** The async EntityReader port over a store's version tables (SQLite answers synchronously). */

@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ProjectionWrite } from '@eggmesh/store';
+import type { ProjectionStore, ProjectionWrite } from '@eggmesh/store';
 import {
+  openBulkProjectionStore,
   openDatabase,
   openProjectionStore,
   ProjectionReader,
@@ -45,23 +46,25 @@ function batches(): ProjectionWrite[][] {
   return out;
 }
 
-async function build(dir: string, options: { bulk: boolean; deferCurrent: boolean }) {
-  const store = openProjectionStore({ dir, generation: 'gen-000000000000001.db', ...options });
+const GENERATION = 'gen-000000000000001.db';
+
+/** Commits `batches()` to `store`, one commit per batch. */
+async function fill(store: ProjectionStore): Promise<void> {
   let checkpoint = 0;
   for (const documents of batches()) {
     await store.commit({ expectedCheckpoint: checkpoint, checkpoint: checkpoint + 1, documents, state: [] });
     checkpoint += 1;
   }
-  store.finishDeferredCurrent();
-  store.finishBulk();
-  return store;
 }
 
 describe('a bulk-built generation (what a rebuild writes)', () => {
   it('holds the same versions and current rows as one built batch by batch, and ends as a WAL file', async () => {
-    const plain = await build(tempDir(), { bulk: false, deferCurrent: false });
+    const plain = openProjectionStore({ dir: tempDir(), generation: GENERATION });
+    await fill(plain);
     const bulkDir = tempDir();
-    const bulk = await build(bulkDir, { bulk: true, deferCurrent: true });
+    const building = openBulkProjectionStore({ dir: bulkDir, generation: GENERATION });
+    await fill(building);
+    const bulk = await building.finish();
     expect(bulk.db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(bulk.db.pragma('synchronous', { simple: true })).toBe(1);
 

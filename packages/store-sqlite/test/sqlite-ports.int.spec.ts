@@ -6,7 +6,14 @@ import {
   runProjectionStoreContract,
   runReadStoreContract,
 } from '@eggmesh/store/testing';
-import { dataFiles, openPrimaryStore, openProjectionStore, openReadStore } from '@eggmesh/store-sqlite';
+import {
+  dataFiles,
+  newGenerationName,
+  openBulkProjectionStore,
+  openPrimaryStore,
+  openProjectionStore,
+  openReadStore,
+} from '@eggmesh/store-sqlite';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -36,6 +43,25 @@ runEventLogContract('SQLite (the primary file, followed by a second read-only ha
   },
 });
 
+runEventLogContract('SQLite (the primary file, read one batch ahead by a thread, as a rebuild reads it)', {
+  async open() {
+    const file = join(tempDir(), 'primary.db');
+    const writer = openPrimaryStore({ file });
+    const reader = openPrimaryStore({ file, readonly: true });
+    const log = reader.readAheadLog();
+    return {
+      log,
+      writer,
+      async dispose() {
+        await log.close();
+        await reader.close();
+        await writer.close();
+        await cleanUp();
+      },
+    };
+  },
+});
+
 runProjectionStoreContract('SQLite (a projection generation file)', {
   async open() {
     return openProjectionStore({ dir: tempDir() });
@@ -45,7 +71,7 @@ runProjectionStoreContract('SQLite (a projection generation file)', {
 
 runProjectionStoreContract('SQLite (a generation being bulk-built, as a rebuild writes it)', {
   async open() {
-    return openProjectionStore({ dir: tempDir(), bulk: true });
+    return openBulkProjectionStore({ dir: tempDir(), generation: newGenerationName() });
   },
   dispose: cleanUp,
 });

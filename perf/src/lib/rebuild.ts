@@ -1,12 +1,27 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { repoRoot } from './env.js';
 import { clockTicksPerSecond, cpuTicks, tail } from './proc.js';
 import { cpuProfArgs } from './stack.js';
 
 /** The projector's offline rebuild (`pnpm rebuild-projections`). */
 export const rebuildEntry = join(repoRoot, 'services/projector/dist/rebuild.js');
+
+/**
+ * The node flags `pnpm rebuild-projections` runs the rebuild with (the root package.json's script,
+ * `node <flags> services/projector/dist/rebuild.js`), so the bench times the rebuild as users run it.
+ */
+export function rebuildNodeFlags(): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const words = (scripts['rebuild-projections'] ?? '').split(/\s+/);
+  const entry = words.indexOf(relative(repoRoot, rebuildEntry));
+  if (words[0] !== 'node' || entry < 0)
+    throw new Error('the rebuild-projections script is not `node <flags> <rebuild.js>`');
+  return words.slice(1, entry);
+}
 
 /** What `rebuild.js --json` prints on its last line. */
 export interface RebuildSummary {
@@ -46,7 +61,7 @@ export function parseRebuildOutput(stdout: string): RebuildSummary {
 }
 
 /**
- * Runs `node services/projector/dist/rebuild.js --json --quiet` on `dataDir` (EGGMESH_DATA_DIR) and
+ * Runs `node <the script's flags> services/projector/dist/rebuild.js --json --quiet` on `dataDir` (EGGMESH_DATA_DIR) and
  * returns its throughput. stderr goes to `logFile`. With `cpuProfileDir`, a V8 CPU profile of the
  * rebuild is written there.
  */
@@ -66,7 +81,7 @@ export async function runRebuild(options: {
   try {
     const child = spawn(
       process.execPath,
-      [...cpuProfArgs(options.cpuProfileDir), rebuildEntry, '--json', '--quiet'],
+      [...rebuildNodeFlags(), ...cpuProfArgs(options.cpuProfileDir), rebuildEntry, '--json', '--quiet'],
       {
         cwd: repoRoot,
         env: { ...process.env, EGGMESH_DATA_DIR: options.dataDir, EGGMESH_LOG_LEVEL: 'warn' },

@@ -6,13 +6,14 @@ import {
   parseCommandLine,
   usageError,
 } from '@eggmesh/service-kit';
+import type { ProjectionStore } from '@eggmesh/store';
 import {
   currentGeneration,
   dataFiles,
   newGenerationName,
+  openBulkProjectionStore,
   openDatabase,
   openPrimaryWhenCreated,
-  openProjectionStore,
   promoteGeneration,
   removeStaleGenerations,
 } from '@eggmesh/store-sqlite';
@@ -63,9 +64,9 @@ const progress = (position: number, head: number, final = false) => {
 };
 
 /** Catches up until a pass finds nothing new (writes may land during the rebuild); the last position. */
-async function catchUpAll(projector: Projector, afterFirst?: () => void): Promise<number> {
+async function catchUpAll(projector: Projector, afterFirst?: () => Promise<void>): Promise<number> {
   let position = await projector.catchUp(progress);
-  afterFirst?.();
+  await afterFirst?.();
   for (
     let more = await projector.catchUp(progress);
     more > position;
@@ -130,25 +131,29 @@ async function rebuildOnSqlite(): Promise<ReturnType<typeof summarize>> {
   const log = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m));
   const previous = currentGeneration(dir);
   const generation = newGenerationName();
-  // Bulk: nobody reads the generation until it is promoted, so it is built without a journal on disk;
-  // finishBulk() puts it in WAL and fsyncs it once, before anyone is pointed at it.
-  const store = openProjectionStore({
-    dir,
-    generation,
-    synchronous: config.sqliteSync,
-    deferCurrent: true,
-    bulk: true,
-  });
-  const projector = new Projector(log.log, store, batchSize);
+  // Bulk: nobody reads the generation until it is promoted, so it is built by a thread of its own
+  // (this one folds while that one writes) without a journal on disk; finish() puts it in WAL and
+  // fsyncs it once, before anyone is pointed at it. Later passes (writes that landed meanwhile) go
+  // through the ordinary store finish() returns.
+  const bulk = openBulkProjectionStore({ dir, generation, synchronous: config.sqliteSync });
+  let store: ProjectionStore = bulk;
+  // The log is read one batch ahead by a third thread while this one folds.
+  const entries = log.readAheadLog();
+  const projector = new Projector(entries, bulk, batchSize);
   started = performance.now();
-  const position = await catchUpAll(projector, () => {
-    store.finishDeferredCurrent();
-    store.finishBulk();
-  });
-  progress(position, Math.max(position, await log.log.head()), true);
-  promoteGeneration(dir, generation);
-  await store.close();
-  await log.close();
+  let position: number;
+  try {
+    position = await catchUpAll(projector, async () => {
+      store = await bulk.finish();
+      projector.useStore(store);
+    });
+    progress(position, Math.max(position, await log.log.head()), true);
+    promoteGeneration(dir, generation);
+  } finally {
+    await store.close();
+    await entries.close();
+    await log.close();
+  }
   const removed = removeStaleGenerations(dir, previous ? [previous] : []);
   lock.close();
   return summarize(position, generation, previous, removed);
