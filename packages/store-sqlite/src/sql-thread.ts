@@ -32,6 +32,7 @@ let db;
 let unopened;
 try {
   db = new Database(workerData.file, workerData.readonly ? { readonly: true, fileMustExist: true } : {});
+  db.pragma('busy_timeout = 5000');
 } catch (error) {
   unopened = error;
   db = new Database(':memory:');
