@@ -375,10 +375,16 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
 export class BulkProjectionStore implements ProjectionStore {
   readonly file: string;
   private readonly thread: SqlThread;
+  /** A read-only connection of its own for loads that need nothing still being written (see `load`). */
+  private loader: SqlThread | undefined;
+  /** The tables exist (the thread's first work). */
+  private readonly created: Promise<void>;
   /** The checkpoint of the last commit handed to the thread. */
   private posted = 0;
   /** The commit the thread is working on, settled (never rejects: failures land in `failure`). */
   private applying: Promise<void> = Promise.resolve();
+  /** What each commit handed over and not yet written writes: document and state keys, state kinds. */
+  private readonly unwritten = new Set<{ readonly keys: Set<string>; readonly kinds: Set<string> }>();
   private failure: Error | undefined;
   private ended = false;
 
@@ -391,12 +397,13 @@ export class BulkProjectionStore implements ProjectionStore {
     if (existsSync(this.file)) throw new Error(`${this.file} exists: a bulk build writes a new generation`);
     mkdirSync(dir, { recursive: true });
     this.thread = new SqlThread(this.file);
-    this.applying = this.settle(
+    this.created = this.settle(
       this.thread.exec(
         `PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA cache_size = -${BULK_CACHE_KIB};
         ${generationDdl()}`,
       ),
     );
+    this.applying = this.created;
   }
 
   private settle(work: Promise<unknown>): Promise<void> {
@@ -422,9 +429,33 @@ export class BulkProjectionStore implements ProjectionStore {
     return this.posted;
   }
 
+  /**
+   * As of every commit handed over. When none of the commits not yet written writes a document or
+   * state row asked for (nor, for rows by ref, any state row of that kind), what is written already
+   * answers the same as what will be: the load then runs on a connection of its own while the writer
+   * goes on (a rebuild past its cache asks for documents written long before). Otherwise it waits its
+   * turn behind those commits on the writer's connection.
+   */
   async load(keys: ProjectionKeys): Promise<LoadedProjections> {
     this.usable();
     const plan = planLoad(keys);
+    const alone = [...this.unwritten].every(
+      ({ keys: written, kinds }) =>
+        keys.documents.every((k) => !written.has(projectionKey(k.entity, k.id))) &&
+        keys.state.every((k) => !written.has(projectionKey(k.kind, k.id))) &&
+        keys.stateByRef.every((k) => !kinds.has(k.kind)),
+    );
+    const at = this.posted;
+    if (alone) {
+      await this.created;
+      this.usable();
+      this.loader ??= new SqlThread(this.file, { readonly: true });
+      const results = await this.loader.read(plan.queries);
+      this.usable();
+      // Read alone, the checkpoint row may still be an earlier one: the answer is the one at `at`.
+      if (this.posted === at) return { ...plan.assemble(results), checkpoint: at };
+      // A commit handed over meanwhile may have been written before or after that read: ask in turn.
+    }
     const results = await this.thread.read(plan.queries);
     this.usable();
     return plan.assemble(results);
@@ -447,9 +478,19 @@ export class BulkProjectionStore implements ProjectionStore {
     }
     for (const row of plan.state) statements.push([PUT_STATE_SQL, row]);
     statements.push([MOVE_CHECKPOINT_SQL, [batch.checkpoint, batch.expectedCheckpoint], 1]);
+    const unwritten = {
+      keys: new Set([
+        ...batch.documents.map((d) => projectionKey(d.entity, d.id)),
+        ...batch.state.map((r) => projectionKey(r.kind, r.id)),
+      ]),
+      kinds: new Set(batch.state.map((r) => r.kind)),
+    };
+    this.unwritten.add(unwritten);
     this.posted = batch.checkpoint;
     const before = this.applying;
-    this.applying = this.settle(this.thread.write(statements));
+    this.applying = this.settle(this.thread.write(statements)).finally(() =>
+      this.unwritten.delete(unwritten),
+    );
     await before;
     this.usable();
   }
@@ -464,6 +505,7 @@ export class BulkProjectionStore implements ProjectionStore {
     await this.applying;
     this.usable();
     this.ended = true;
+    await this.loader?.close();
     try {
       await this.thread.write(
         projectionEntities.flatMap((e) => fillCurrentSql(e).map((sql) => [sql, []] as const)),
@@ -489,6 +531,7 @@ export class BulkProjectionStore implements ProjectionStore {
   /** Ends the thread (after what it was given); the unfinished generation stays on disk. */
   async close(): Promise<void> {
     this.ended = true;
+    await this.loader?.close();
     await this.thread.close();
   }
 }

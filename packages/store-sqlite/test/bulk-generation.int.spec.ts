@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ProjectionStore, ProjectionWrite } from '@eggmesh/store';
+import { type ProjectionStore, type ProjectionWrite, projectionKey } from '@eggmesh/store';
 import {
   openBulkProjectionStore,
   openDatabase,
@@ -100,5 +100,59 @@ describe('a bulk-built generation (what a rebuild writes)', () => {
     expect(again.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(again.pragma('integrity_check', { simple: true })).toBe('ok');
     again.close();
+  });
+
+  it('answers every load as of every commit handed over, written yet or not', async () => {
+    const store = openBulkProjectionStore({ dir: tempDir(), generation: GENERATION });
+    const farm = (id: string, n: number): ProjectionWrite => ({
+      entity: 'farm_output',
+      id,
+      createdAt: n + 1,
+      live: true,
+      payload: { farm_id: id, n },
+    });
+    const hen = (id: string, coop: string, n: number) => ({
+      kind: 'hen',
+      id,
+      ref: coop,
+      value: { coop_id: coop, n },
+    });
+    for (let c = 0; c < 12; c++) {
+      // Enough rows that the writer is often still at it when the next load comes.
+      const filler = Array.from({ length: 2000 }, (_, i) => farm(`filler-${c}-${i}`, c));
+      await store.commit({
+        expectedCheckpoint: c,
+        checkpoint: c + 1,
+        documents: [farm(`only-${c}`, c), farm('every', c), ...filler],
+        state: [hen(`h${c}`, 'coop-a', c)],
+      });
+      // Written by an earlier commit only: may be read beside the writer.
+      const earlier = await store.load({
+        documents: c > 0 ? [{ entity: 'farm_output', id: `only-${c - 1}` }] : [],
+        state: [],
+        stateByRef: [],
+      });
+      expect(earlier.checkpoint).toBe(c + 1);
+      if (c > 0)
+        expect(earlier.documents.get(projectionKey('farm_output', `only-${c - 1}`))?.payload).toEqual({
+          farm_id: `only-${c - 1}`,
+          n: c - 1,
+        });
+      // Written again by the commit just handed over, and hens by coop: as of that commit.
+      const newest = await store.load({
+        documents: [{ entity: 'farm_output', id: 'every' }],
+        state: [],
+        stateByRef: [{ kind: 'hen', ref: 'coop-a' }],
+      });
+      expect(newest.checkpoint).toBe(c + 1);
+      expect(newest.documents.get(projectionKey('farm_output', 'every'))?.payload).toEqual({
+        farm_id: 'every',
+        n: c,
+      });
+      expect(newest.stateByRef.get(projectionKey('hen', 'coop-a'))?.map((r) => r.id)).toHaveLength(c + 1);
+    }
+    const done = await store.finish();
+    expect(done.checkpointSync()).toBe(12);
+    await done.close();
   });
 });
