@@ -297,12 +297,11 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
     this.walCheckpointer = backgroundCheckpointer(this.db, join(dir, generation), { synchronous });
     this.db.exec(generationDdl());
     this.tables = new VersionTables(this.db, projectionEntities, true);
-    const readCheckpoint = this.db.prepare(READ_CHECKPOINT_SQL).pluck();
-    this.readCheckpoint = readCheckpoint;
+    this.readCheckpoint = this.db.prepare(READ_CHECKPOINT_SQL).pluck();
     const putState = this.db.prepare(PUT_STATE_SQL);
     const moveCheckpoint = this.db.prepare(MOVE_CHECKPOINT_SQL);
     this.commitTx = this.db.transaction((batch: ProjectionCommit) => {
-      const at = readCheckpoint.get() as number;
+      const at = this.readCheckpoint.get() as number;
       if (at !== batch.expectedCheckpoint) {
         throw new StoreError(
           storeErrorCodes.CONFLICT,
@@ -472,9 +471,8 @@ export class BulkProjectionStore implements ProjectionStore {
     const plan = planCommit(batch, false);
     const statements: ThreadStatement[] = [];
     for (const [entity, rows] of plan.versions) {
-      for (const params of versionChunks(rows)) {
-        statements.push([insertVersionsSql(entity, params.length / 4), params]);
-      }
+      for (const chunk of versionChunks(rows))
+        statements.push([insertVersionsSql(entity, chunk.rows), chunk.params]);
     }
     for (const row of plan.state) statements.push([PUT_STATE_SQL, row]);
     statements.push([MOVE_CHECKPOINT_SQL, [batch.checkpoint, batch.expectedCheckpoint], 1]);

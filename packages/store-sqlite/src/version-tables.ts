@@ -705,7 +705,7 @@ export class VersionTables {
    */
   appendVersions(entity: EntityName, rows: readonly VersionInsert[]): void {
     const t = this.of(entity);
-    for (const params of versionChunks(rows)) t.insertVersions(params.length / VERSION_PARAMS).run(params);
+    for (const chunk of versionChunks(rows)) t.insertVersions(chunk.rows).run(chunk.params);
   }
 
   /**
@@ -730,23 +730,23 @@ export interface VersionInsert {
 
 /** Rows per multi-row INSERT (4 parameters each, well under SQLite's 32,766). */
 const APPEND_ROWS = 64;
-const VERSION_PARAMS = 4;
 
 /** `INSERT OR REPLACE` of `rows` versions of `entity` in one statement (`versionChunks` gives its parameters). */
 export function insertVersionsSql(entity: EntityName, rows: number): string {
   return `INSERT OR REPLACE INTO ${tableNames(entity).versions} (id, created_at, deleted, payload) VALUES ${Array(rows).fill('(?, ?, ?, ?)').join(', ')}`;
 }
 
-/** The parameters of `rows`, in order, `APPEND_ROWS` versions per multi-row INSERT. */
-export function versionChunks(rows: readonly VersionInsert[]): unknown[][] {
-  const chunks: unknown[][] = [];
+/** `rows` in order, `APPEND_ROWS` versions per multi-row INSERT: each chunk's row count and parameters. */
+export function versionChunks(rows: readonly VersionInsert[]): Array<{ rows: number; params: unknown[] }> {
+  const chunks: Array<{ rows: number; params: unknown[] }> = [];
   for (let i = 0; i < rows.length; i += APPEND_ROWS) {
     const params: unknown[] = [];
-    for (let j = i; j < Math.min(i + APPEND_ROWS, rows.length); j++) {
+    const end = Math.min(i + APPEND_ROWS, rows.length);
+    for (let j = i; j < end; j++) {
       const row = rows[j]!;
       params.push(row.id, row.createdAt, row.live ? 0 : 1, row.payload);
     }
-    chunks.push(params);
+    chunks.push({ rows: end - i, params });
   }
   return chunks;
 }
