@@ -54,8 +54,7 @@ import {
 } from './scenarios/types.js';
 
 /** Whether a current generated dataset of `preset` is on disk. */
-const present = (preset: PresetName, seed: number): boolean =>
-  isCurrent(readManifest(defaultDatasetDir(preset, seed)));
+const present = (preset: PresetName, seed: number): boolean => isCurrent(defaultDatasetDir(preset, seed));
 
 /** `pnpm bench --help`: the flags above, for the terminal. */
 const spec = {
@@ -180,7 +179,7 @@ function options() {
     for (const p of ['medium', 'national'] as const) {
       if (full && !rebuild.includes(p) && readManifest(defaultDatasetDir(p, seed)) !== null)
         console.log(
-          `note: the ${p} dataset on disk is stale (generator or SQLite adapter changed); its rebuild is skipped (regenerate: node perf/dist/generate.js --preset ${p} --force)`,
+          `note: the ${p} dataset on disk is stale (another generator version or primary storage layout); its rebuild is skipped (regenerate: node perf/dist/generate.js --preset ${p} --force)`,
         );
     }
   } else {

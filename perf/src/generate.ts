@@ -6,13 +6,12 @@
  *   node perf/dist/generate.js --preset small|medium|national [--seed 1] [--anchor YYYY-MM-DD]
  *                              [--out DIR] [--batch 20000] [--force]
  */
-import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { WriteOperation } from '@eggmesh/store';
-import { dataFiles, openPrimaryStore } from '@eggmesh/store-sqlite';
+import { dataFiles, openDatabase, openPrimaryStore, PRIMARY_LAYOUT_VERSION } from '@eggmesh/store-sqlite';
 import { Dataset, type DatasetCounts, utcMidnight } from './data/dataset.js';
 import { isPresetName, type PresetName, presets } from './data/presets.js';
 import { exists, workDir } from './lib/env.js';
@@ -23,8 +22,11 @@ export const GENERATOR_VERSION = 1;
 
 export interface Manifest {
   readonly generatorVersion: number;
-  /** Hash of the SQLite adapter's build: a cached dataset is rebuilt when the storage code changes. */
-  readonly storeFingerprint: string;
+  /**
+   * The primary file's storage layout (`PRAGMA user_version`) when generated. Informative: whether a
+   * cached dataset is current is read from the file itself (`isCurrent`).
+   */
+  readonly primaryLayout?: number;
   readonly preset: PresetName;
   readonly seed: number;
   readonly anchorMs: number;
@@ -41,23 +43,31 @@ export interface GenerateOptions {
   readonly quiet?: boolean;
 }
 
-/** A hash of @eggmesh/store-sqlite's compiled JavaScript. */
-export function storeFingerprint(): string {
-  const dir = dirname(fileURLToPath(import.meta.resolve('@eggmesh/store-sqlite')));
-  const hash = createHash('sha256');
-  for (const file of readdirSync(dir)
-    .filter((f) => f.endsWith('.js'))
-    .sort()) {
-    hash.update(file).update(readFileSync(join(dir, file)));
+/** The storage layout of a primary file (`PRAGMA user_version`), or null when there is no such file. */
+export function primaryLayoutOf(file: string): number | null {
+  if (!exists(file)) return null;
+  const db = openDatabase(file, { readonly: true });
+  try {
+    return db.pragma('user_version', { simple: true }) as number;
+  } finally {
+    db.close();
   }
-  return hash.digest('hex').slice(0, 16);
 }
 
-/** Whether a manifest describes a dataset of this generator version and this build of the SQLite adapter. */
-export const isCurrent = (manifest: Manifest | null): manifest is Manifest =>
-  manifest !== null &&
-  manifest.generatorVersion === GENERATOR_VERSION &&
-  manifest.storeFingerprint === storeFingerprint();
+/**
+ * Whether `dataDir` holds a dataset this build can use as it is: written by this generator version,
+ * and its primary file in the storage layout this build writes. The layout is what the write-api
+ * itself checks when it opens a file (and migrates or refuses); a change to the storage code that
+ * keeps the layout keeps the dataset, so an A/B of two builds of the store does not regenerate it.
+ */
+export function isCurrent(dataDir: string): boolean {
+  const manifest = readManifest(dataDir);
+  return (
+    manifest !== null &&
+    manifest.generatorVersion === GENERATOR_VERSION &&
+    primaryLayoutOf(dataFiles(dataDir).primary) === PRIMARY_LAYOUT_VERSION
+  );
+}
 
 export function defaultDatasetDir(preset: PresetName, seed: number): string {
   return join(workDir, 'datasets', `${preset}-s${seed}`);
@@ -103,7 +113,7 @@ export async function generate(dataset: Dataset, options: GenerateOptions): Prom
   if (!options.quiet) progress.finish();
   const manifest: Manifest = {
     generatorVersion: GENERATOR_VERSION,
-    storeFingerprint: storeFingerprint(),
+    primaryLayout: PRIMARY_LAYOUT_VERSION,
     preset: dataset.preset.name,
     seed: dataset.seed,
     anchorMs: dataset.anchorMs,
@@ -124,7 +134,7 @@ export async function ensureDataset(
 ): Promise<{ dataDir: string; manifest: Manifest; generated: boolean }> {
   const dataDir = defaultDatasetDir(preset, seed);
   const existing = readManifest(dataDir);
-  if (!options.force && isCurrent(existing)) {
+  if (!options.force && existing && isCurrent(dataDir)) {
     return { dataDir, manifest: existing, generated: false };
   }
   const dataset = new Dataset({ preset: presets[preset], seed, anchorMs: options.anchorMs ?? utcMidnight() });
@@ -149,8 +159,7 @@ async function main(): Promise<void> {
   const anchorMs = values.anchor ? Date.parse(`${values.anchor}T00:00:00Z`) : utcMidnight();
   if (!Number.isFinite(anchorMs)) throw new Error('--anchor must be YYYY-MM-DD');
   const dataDir = values.out ?? defaultDatasetDir(preset, seed);
-  const existing = readManifest(dataDir);
-  if (!values.force && !values.out && isCurrent(existing)) {
+  if (!values.force && !values.out && isCurrent(dataDir)) {
     console.log(`${dataDir} already holds ${preset} (seed ${seed}); --force to regenerate`);
     return;
   }

@@ -3,6 +3,7 @@ export { type CheckpointerOptions, type CheckpointerStats, WalCheckpointer } fro
 export { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
 export {
   openPrimaryStore,
+  PRIMARY_LAYOUT_VERSION,
   type PrimaryStoreOptions,
   primaryEntities,
   SqlitePrimaryStore,
