@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { storeErrorCodes } from '@eggmesh/store';
 import { newGenerationName, openBulkProjectionStore, SqlThread, SqlThreadError } from '@eggmesh/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -78,6 +79,25 @@ describe('SqlThread (a connection in a worker thread)', () => {
     await expect(thread.read([['SELECT 1', []]])).rejects.toThrow(/unable to open|does not exist|directory/i);
     await expect(thread.write([['SELECT 1', []]])).rejects.toThrow();
     await thread.close();
+  });
+
+  it('rejects the calls waiting when its thread ends under way, and every call after', async () => {
+    const thread = open(join(tempDir(), 'a.db'));
+    await thread.exec('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)');
+    // A read that keeps the thread busy for a while, and a write queued behind it.
+    const slow = thread.read([
+      ['WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000000) SELECT count(*) FROM n', []],
+    ]);
+    const queued = thread.write([[INSERT, [1, 'never']]]);
+    // The worker is private: ending it from outside is what a crash of the thread looks like here.
+    await (thread as unknown as { worker: Worker }).worker.terminate();
+    await expect(slow).rejects.toThrow(/SQL thread exited/);
+    await expect(queued).rejects.toThrow(/SQL thread exited/);
+    await expect(thread.read([[ALL, []]])).rejects.toThrow(/SQL thread exited/);
+    await thread.close();
+    // Nothing the thread had not run is in the file.
+    const reader = open(join(dirs.at(-1) ?? '', 'a.db'), { readonly: true });
+    expect(await reader.read([[ALL, []]])).toEqual([[]]);
   });
 });
 
