@@ -1,5 +1,6 @@
 import type { EntityName } from '@eggmesh/schema';
 import type { JsonList, JsonListField } from '@eggmesh/store';
+import { AgedMap, dropOldest } from './aged-map.js';
 
 /** How much a read-only primary keeps of rows' payloads and JSON fragments, by default. */
 export const JSON_FRAGMENT_BYTES = 8 * 1024 * 1024;
@@ -51,7 +52,7 @@ const shapeOf = (fields: readonly JsonListField[]): string => {
  * the oldest entries go first.
  */
 export class JsonFragments {
-  private readonly byEntity = new Map<EntityName, Map<number, Entry>>();
+  private readonly byEntity = new Map<EntityName, AgedMap<number, Entry>>();
   private bytes = 0;
 
   constructor(private readonly maxBytes = JSON_FRAGMENT_BYTES) {}
@@ -65,7 +66,7 @@ export class JsonFragments {
   ): JsonList {
     let entries = this.byEntity.get(entity);
     if (!entries) {
-      entries = new Map();
+      entries = new AgedMap();
       this.byEntity.set(entity, entries);
     }
     const shape = shapeOf(fields);
@@ -135,7 +136,7 @@ export class JsonFragments {
     return json;
   }
 
-  private remember(entries: Map<number, Entry>, seq: number, entry: Entry): void {
+  private remember(entries: AgedMap<number, Entry>, seq: number, entry: Entry): void {
     const old = entries.get(seq);
     if (old) {
       entries.delete(seq);
@@ -144,13 +145,15 @@ export class JsonFragments {
     if (entry.size > this.maxBytes) return;
     entries.set(seq, entry);
     this.bytes += entry.size;
-    if (this.bytes <= this.maxBytes) return;
-    for (const map of [entries, ...this.byEntity.values()]) {
-      for (const [key, value] of map) {
-        if (this.bytes <= this.maxBytes) return;
+    // Oldest first: of this entity, then of the others.
+    dropOldest(
+      [entries, ...this.byEntity.values()],
+      (map) => map,
+      () => this.bytes > this.maxBytes,
+      (map, key) => {
+        this.bytes -= map.get(key)?.size ?? 0;
         map.delete(key);
-        this.bytes -= value.size;
-      }
-    }
+      },
+    );
   }
 }

@@ -1,4 +1,5 @@
 import type { Statement } from 'better-sqlite3';
+import { AgedMap, dropOldest } from './aged-map.js';
 import type { SqliteDatabase } from './database.js';
 
 /** How many rows a read-only store keeps answers of, by default. */
@@ -32,7 +33,7 @@ interface Answer {
 
 /** One entity's answers, and which of them depend on which ids. */
 class EntityAnswers {
-  readonly answers = new Map<string, Answer>();
+  readonly answers = new AgedMap<string, Answer>();
   /** Keys of the answers that depend on any row of the entity (lists, reads by a field). */
   readonly wide = new Set<string>();
   /** Keys of the answers that depend on a given id. */
@@ -163,12 +164,12 @@ export class ReadMemo {
 
   /** Drops the oldest answers (of `first`'s entity first, then of the others) until within bounds. */
   private evict(first: EntityAnswers): void {
-    for (const of of [first, ...this.entities.values()]) {
-      for (const key of [...of.answers.keys()]) {
-        if (this.rows <= this.maxRows && this.bytes <= this.maxBytes) return;
-        this.drop(of, key);
-      }
-    }
+    dropOldest(
+      [first, ...this.entities.values()],
+      (of) => of.answers,
+      () => this.rows > this.maxRows || this.bytes > this.maxBytes,
+      (of, key) => this.drop(of, key),
+    );
   }
 
   clear(): void {

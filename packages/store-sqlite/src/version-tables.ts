@@ -11,6 +11,7 @@ import {
   storeErrorCodes,
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
+import { AgedMap, dropOldest } from './aged-map.js';
 import { quote, type SqliteDatabase } from './database.js';
 import { JsonFragments } from './json-fragments.js';
 import { type ChangeFeed, READ_MEMO_ROWS, ReadMemo } from './read-memo.js';
@@ -114,7 +115,7 @@ interface Cached {
  * entries of an entity go first.
  */
 export class RecordCache {
-  private readonly byEntity = new Map<EntityName, Map<string, Cached>>();
+  private readonly byEntity = new Map<EntityName, AgedMap<string, Cached>>();
   private bytes = 0;
 
   constructor(private readonly maxBytes = RECORD_CACHE_BYTES) {}
@@ -134,7 +135,7 @@ export class RecordCache {
   record(entity: EntityName, id: string, createdAt: number, text: string, seq?: number): StoredRecord {
     let entries = this.byEntity.get(entity);
     if (!entries) {
-      entries = new Map();
+      entries = new AgedMap();
       this.byEntity.set(entity, entries);
     }
     const known = entries.get(id);
@@ -160,14 +161,16 @@ export class RecordCache {
   }
 
   /** Drops the oldest entries (of this entity first, then of the others) until within budget. */
-  private evict(first: Map<string, Cached>): void {
-    for (const entries of [first, ...this.byEntity.values()]) {
-      for (const [id, cached] of entries) {
-        if (this.bytes <= this.maxBytes) return;
+  private evict(first: AgedMap<string, Cached>): void {
+    dropOldest(
+      [first, ...this.byEntity.values()],
+      (entries) => entries,
+      () => this.bytes > this.maxBytes,
+      (entries, id) => {
+        this.bytes -= entries.get(id)?.text.length ?? 0;
         entries.delete(id);
-        this.bytes -= cached.text.length;
-      }
-    }
+      },
+    );
   }
 
   /** Entries and payload bytes held (for tests and diagnostics). */
