@@ -81,10 +81,20 @@ describe('dropOldest', () => {
       dropped.push(key);
       size -= 1;
     };
-    dropOldest([farms, hens, farms], (part) => part, () => size > 2, drop);
+    dropOldest(
+      [farms, hens, farms],
+      (part) => part,
+      () => size > 2,
+      drop,
+    );
     expect(dropped).toEqual(['f1', 'f2', 'h1']);
-    expect([...['h2', 'h3']].every((k) => hens.has(k))).toBe(true);
-    dropOldest([hens], (part) => part, () => size > 2, drop);
+    expect(['h2', 'h3'].every((k) => hens.has(k))).toBe(true);
+    dropOldest(
+      [hens],
+      (part) => part,
+      () => size > 2,
+      drop,
+    );
     expect(dropped).toHaveLength(3);
   });
 });

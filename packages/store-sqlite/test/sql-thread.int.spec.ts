@@ -86,7 +86,10 @@ describe('SqlThread (a connection in a worker thread)', () => {
     await thread.exec('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)');
     // A read that keeps the thread busy for a while, and a write queued behind it.
     const slow = thread.read([
-      ['WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000000) SELECT count(*) FROM n', []],
+      [
+        'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000000) SELECT count(*) FROM n',
+        [],
+      ],
     ]);
     const queued = thread.write([[INSERT, [1, 'never']]]);
     // The worker is private: ending it from outside is what a crash of the thread looks like here.
