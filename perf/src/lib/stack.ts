@@ -67,6 +67,8 @@ export function missingEntries(services: readonly OurService[]): string[] {
 export class Stack {
   readonly #options: StackOptions;
   readonly #running = new Map<ServiceName, ChildService>();
+  /** The `env` each running service was started with (as JSON). */
+  readonly #envOf = new Map<ServiceName, string>();
   #ports: Record<ServiceName, number> | undefined;
 
   constructor(options: StackOptions) {
@@ -91,22 +93,29 @@ export class Stack {
   }
 
   /** Makes exactly `wanted` run: starts the missing ones, stops the others. */
-  async ensure(requested: readonly ServiceName[]): Promise<void> {
+  /**
+   * Runs exactly `requested` (and the relay beside the projector when the log is Kafka), our services
+   * with `env` over the bench's environment: one started with another `env` is restarted.
+   */
+  async ensure(requested: readonly ServiceName[], env: Readonly<Record<string, string>> = {}): Promise<void> {
     const wanted =
       this.#options.relay && requested.includes('projector') && !requested.includes('relay')
         ? (['relay', ...requested] as const)
         : requested;
+    const key = JSON.stringify(env);
     for (const [name, service] of [...this.#running]) {
-      if (!wanted.includes(name)) {
+      const other = !(name === 'bare-rest' || name === 'bare-graphql') && this.#envOf.get(name) !== key;
+      if (!wanted.includes(name) || other) {
         await service.stop();
         this.#running.delete(name);
       }
     }
-    for (const name of wanted) if (!this.#running.has(name)) await this.start(name);
+    for (const name of wanted) if (!this.#running.has(name)) await this.start(name, env);
   }
 
-  async start(name: ServiceName): Promise<ChildService> {
-    if (name === 'projector' && this.#options.relay && !this.#running.has('relay')) await this.start('relay');
+  async start(name: ServiceName, env: Readonly<Record<string, string>> = {}): Promise<ChildService> {
+    if (name === 'projector' && this.#options.relay && !this.#running.has('relay'))
+      await this.start('relay', env);
     const ports = await this.#allocatePorts();
     const o = this.#options;
     const port = ports[name];
@@ -149,6 +158,7 @@ export class Stack {
           // 10 s watchdog and the service is killed before the bench starts: give it a minute here.
           EGGMESH_EVENT_LOOP_STALL_MS: process.env.EGGMESH_EVENT_LOOP_STALL_MS ?? '60000',
           ...o.extraEnv,
+          ...env,
         },
         healthUrl: `http://127.0.0.1:${port}/health`,
         readyTimeoutMs: 120_000,
@@ -156,6 +166,7 @@ export class Stack {
       });
     }
     this.#running.set(name, service);
+    this.#envOf.set(name, JSON.stringify(env));
     return service;
   }
 

@@ -148,5 +148,7 @@ export interface Scenario {
   readonly description: string;
   /** The processes this scenario needs per side (everything else is stopped while it runs). */
   readonly services: { readonly ours: readonly OurService[]; readonly baseline: readonly BaselineService[] };
+  /** Environment our services run with in this scenario, over the bench's own (restarted when it differs). */
+  readonly ourEnv?: Readonly<Record<string, string>>;
   run(context: ScenarioContext): Promise<ScenarioResult>;
 }

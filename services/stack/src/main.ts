@@ -3,6 +3,7 @@ import {
   commonServiceEnv,
   loadConfig,
   parseCommandLine,
+  serviceMemoryDefaults,
   withoutUnknownEnv,
 } from '@eggmesh/service-kit/config';
 import { infraServers, scaledEnv } from './infra.js';
@@ -91,23 +92,6 @@ const services: ServiceSpec[] = [
     : []),
 ];
 
-/**
- * What the stack's services get unless the environment says otherwise (perf/README.md, round 4, has the
- * measurements): no watchdog thread in each service, since this supervisor's /health probe already kills
- * and restarts a service that stops answering (a blocked event loop); and a 1 MiB V8 semi-space, which V8
- * otherwise grows to 16 MiB and keeps committed while the stack idles; and two glibc malloc arenas
- * (MALLOC_ARENA_MAX=2) instead of one per thread that allocates, which kept 2–4 MiB more per service
- * (perf/README.md, round 6). Set EGGMESH_EVENT_LOOP_STALL_MS, NODE_OPTIONS or MALLOC_ARENA_MAX to choose
- * otherwise.
- */
-function memoryDefaults(given: NodeJS.ProcessEnv): Record<string, string> {
-  return {
-    ...(given.EGGMESH_EVENT_LOOP_STALL_MS === undefined ? { EGGMESH_EVENT_LOOP_STALL_MS: '0' } : {}),
-    ...(given.NODE_OPTIONS === undefined ? { NODE_OPTIONS: '--max-semi-space-size=1' } : {}),
-    ...(given.MALLOC_ARENA_MAX === undefined ? { MALLOC_ARENA_MAX: '2' } : {}),
-  };
-}
-
 const supervisor = new Supervisor({
   services: [...infra, ...services],
   // Unknown EGGMESH_* names (likely typos) were warned about above, once; the services would only warn
@@ -116,7 +100,7 @@ const supervisor = new Supervisor({
     ...withoutUnknownEnv(env),
     ...infraEnv,
     EGGMESH_DATA_DIR: config.dataDir,
-    ...memoryDefaults(env),
+    ...serviceMemoryDefaults(env),
   },
   write: (line) => process.stdout.write(`${line}\n`),
   shutdownTimeoutMs: config.shutdownTimeoutMs,
