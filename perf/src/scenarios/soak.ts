@@ -124,7 +124,7 @@ export const soak: Scenario = {
   description:
     'Memory over a long mixed workload through the front door: event writes (lay report, deposit, transfer, ' +
     'consumption) and projection/relationship reads at fixed rates, RSS of every process sampled every few ' +
-    'seconds; idle RSS of the whole embedded stack before and after. Our services run with the memory settings ' +
+    'seconds; idle RSS of our four services before and after. They run with the memory settings ' +
     '`pnpm start` gives them (1 MiB V8 semi-space, two malloc arenas, no watchdog thread) unless the environment ' +
     'sets them. Ours only (`--duration` sets its length; 10 min by default).',
   services: { ours: services, baseline: [] },
