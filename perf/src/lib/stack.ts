@@ -7,6 +7,9 @@ export type OurService = 'write-api' | 'read-api' | 'projector' | 'edge' | 'rela
 export type BaselineService = 'bare-rest' | 'bare-graphql';
 export type ServiceName = OurService | BaselineService;
 
+const isBaseline = (name: ServiceName): name is BaselineService =>
+  name === 'bare-rest' || name === 'bare-graphql';
+
 export const ourServices: readonly OurService[] = ['write-api', 'read-api', 'projector'];
 
 /** Where each of our services' built entry point lives (run from the repo root). */
@@ -92,7 +95,6 @@ export class Stack {
     return this.#ports;
   }
 
-  /** Makes exactly `wanted` run: starts the missing ones, stops the others. */
   /**
    * Runs exactly `requested` (and the relay beside the projector when the log is Kafka), our services
    * with `env` over the bench's environment: one started with another `env` is restarted.
@@ -103,12 +105,9 @@ export class Stack {
         ? (['relay', ...requested] as const)
         : requested;
     const key = JSON.stringify(env);
-    for (const [name, service] of [...this.#running]) {
-      const other = !(name === 'bare-rest' || name === 'bare-graphql') && this.#envOf.get(name) !== key;
-      if (!wanted.includes(name) || other) {
-        await service.stop();
-        this.#running.delete(name);
-      }
+    for (const name of [...this.#running.keys()]) {
+      const otherEnv = !isBaseline(name) && this.#envOf.get(name) !== key;
+      if (!wanted.includes(name) || otherEnv) await this.stop(name);
     }
     for (const name of wanted) if (!this.#running.has(name)) await this.start(name, env);
   }
@@ -121,7 +120,7 @@ export class Stack {
     const port = ports[name];
     const common = { cwd: repoRoot, logFile: join(o.logDir, `${name}.log`) };
     let service: ChildService;
-    if (name === 'bare-rest' || name === 'bare-graphql') {
+    if (isBaseline(name)) {
       service = await ChildService.start({
         ...common,
         name,
@@ -173,6 +172,7 @@ export class Stack {
   async stop(name: ServiceName): Promise<void> {
     await this.#running.get(name)?.stop();
     this.#running.delete(name);
+    this.#envOf.delete(name);
   }
 
   url(name: ServiceName): string {
