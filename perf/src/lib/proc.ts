@@ -19,6 +19,15 @@ export interface ServiceSpec {
   readonly nodeArgs?: readonly string[];
 }
 
+/**
+ * Every server child still running. Whatever way the bench process ends (an error thrown outside a
+ * `finally`, a signal while a server is still starting, `process.exit`), none outlives it.
+ */
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /** A server started as a child process (never inside the bench process, so its CPU can be measured alone). */
 export class ChildService {
   readonly name: string;
@@ -34,8 +43,10 @@ export class ChildService {
     this.#child = child;
     if (child.pid === undefined) throw new Error(`${spec.name}: spawn failed`);
     this.pid = child.pid;
+    running.add(child);
     this.#exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
+        running.delete(child);
         this.#exitCode = code ?? (signal ? -1 : null);
         resolve(this.#exitCode);
       });
