@@ -29,6 +29,11 @@ const flags = parseCommandLine({
       type: 'boolean',
       description: 'the scaled tier (pnpm start:scaled: MongoDB-wire server and Kafka)',
     },
+    seed: {
+      type: 'boolean',
+      description:
+        'once up, run `pnpm seed` (small preset) and a few reads through the front door before settling:\nthe stack idle with data in it, as a user leaves it after trying it',
+    },
   },
   env: [],
 });
@@ -101,6 +106,44 @@ const stack: ChildProcess = spawn(
     stdio: ['ignore', 'pipe', 'pipe'],
   },
 );
+/** `pnpm seed` against the stack's write-api, then reads of every kind through the front door. */
+async function seedAndRead(): Promise<void> {
+  const seed = spawn(process.execPath, [join(repoRoot, 'services/stack/dist/seed.js')], {
+    env: { ...process.env, WRITE_API_PORT: String(ports.WRITE_API_PORT) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let seedOutput = '';
+  seed.stdout?.on('data', (d) => {
+    seedOutput += String(d);
+  });
+  seed.stderr?.on('data', (d) => {
+    seedOutput += String(d);
+  });
+  const code = await new Promise((resolve) => seed.once('exit', resolve));
+  if (code !== 0) throw new Error(`pnpm seed failed (${code}):\n${seedOutput}`);
+  const edge = `http://127.0.0.1:${ports.EDGE_PORT}`;
+  const graph = async (path: string, query: string) => {
+    const response = await fetch(`${edge}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query }),
+    });
+    const body = (await response.json()) as { errors?: unknown; data?: Record<string, unknown> };
+    if (!response.ok || body.errors) throw new Error(`${path}: ${JSON.stringify(body)}`);
+    return body.data ?? {};
+  };
+  const farms = (await graph('/farm/graph', '{ getAll { id name } }')).getAll as { id: string }[];
+  for (const farm of farms.slice(0, 5)) {
+    await graph('/farm/graph', `{ getById(id: "${farm.id}") { name coops { name hens { name } } } }`);
+    await fetch(`${edge}/farm/api/${farm.id}`);
+  }
+  await graph('/container_inventory/graph', '{ getAll { current_eggs } }');
+  await graph('/hen_productivity/graph', '{ getAll { eggs_week } }');
+  await graph('/farm_output/graph', '{ getAll { eggs_week total_hens } }');
+  console.log(
+    `seeded: ${seedOutput.trim().split('\n').at(-1)}; read ${farms.length} farms and the projections`,
+  );
+}
 let output = '';
 stack.stdout?.on('data', (d) => {
   output += String(d);
@@ -115,8 +158,9 @@ try {
       throw new Error(`the stack did not come up:\n${output}`);
     await sleep(200);
   }
+  if (flags.seed) await seedAndRead();
   console.log(
-    `stack up (${flags.scaled ? 'scaled' : 'embedded'} tier); settling ${settle} s, then measuring ${seconds} s`,
+    `stack up (${flags.scaled ? 'scaled' : 'embedded'} tier${flags.seed ? ', seeded' : ''}); settling ${settle} s, then measuring ${seconds} s`,
   );
   await sleep(settle * 1000);
   const pids = [stack.pid as number, ...descendants(stack.pid as number)];
