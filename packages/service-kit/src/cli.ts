@@ -1,5 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { configSchema } from './config.js';
+import { configSchema, type Setting } from './config.js';
 
 /** One command-line option: what parseArgs needs, plus what `--help` says about it. */
 export interface CliOption {
@@ -25,7 +25,7 @@ export interface CommandSpec<O extends Readonly<Record<string, CliOption>>> {
   readonly summary: string;
   readonly options?: O;
   /** The eggmesh settings it reads (names from configSchema; `--help` shows their defaults). */
-  readonly env: readonly (keyof typeof configSchema.shape)[];
+  readonly env: readonly (keyof typeof configSchema)[];
   /** Other variables it reads. */
   readonly otherEnv?: readonly CliEnvVar[];
 }
@@ -43,8 +43,6 @@ export type CommandLine<O extends Readonly<Record<string, CliOption>>> =
   | { readonly kind: 'help'; readonly text: string }
   | { readonly kind: 'error'; readonly text: string };
 
-const defaults = configSchema.parse({}) as Record<string, unknown>;
-
 /** The text `--help` prints: usage, what the command does, its options and the variables it reads. */
 export function formatUsage<O extends Readonly<Record<string, CliOption>>>(spec: CommandSpec<O>): string {
   const options = Object.entries(spec.options ?? {}) as [string, CliOption][];
@@ -55,8 +53,8 @@ export function formatUsage<O extends Readonly<Record<string, CliOption>>>(spec:
   flags.push(['-h, --help', 'print this help and exit']);
   const env: [string, string][] = [
     ...spec.env.map((name): [string, string] => {
-      const value = defaults[name];
-      return [name, value === undefined ? '(derived, see the docs)' : `default ${String(value)}`];
+      const setting: Setting = configSchema[name];
+      return [name, setting.default === undefined ? '(derived, see the docs)' : `default ${setting.default}`];
     }),
     ...(spec.otherEnv ?? []).map((v): [string, string] => [v.name, `default ${v.default}: ${v.description}`]),
   ];
@@ -146,4 +144,4 @@ export const commonServiceEnv = [
   'EGGMESH_MONGODB_URI',
   'EGGMESH_MONGODB_DB',
   'EGGMESH_MONGODB_WRITE_CONCERN',
-] as const satisfies readonly (keyof typeof configSchema.shape)[];
+] as const satisfies readonly (keyof typeof configSchema)[];

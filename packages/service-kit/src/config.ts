@@ -1,36 +1,88 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { z } from 'zod';
 import { unknownEnvWarnings } from './env-check.js';
 
-const port = (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback);
-const positive = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
-const flag = (fallback: 'true' | 'false') => z.enum(['true', 'false', '1', '0']).default(fallback);
+/** A whole number from the environment: plain decimal digits only, within `min`..`max`. */
+interface IntSetting {
+  readonly kind: 'int';
+  readonly default: number;
+  readonly min: number;
+  readonly max?: number;
+}
+/** One of a few words. */
+interface OneOfSetting<V extends string = string> {
+  readonly kind: 'oneOf';
+  readonly values: readonly V[];
+  readonly default: V;
+}
+/** A non-empty string, optionally matching `pattern` (`expected` says what it must be); no default: optional. */
+interface TextSetting {
+  readonly kind: 'text';
+  readonly default?: string;
+  readonly pattern?: RegExp;
+  readonly expected?: string;
+}
+/** An optional secret of at least `minLength` characters; error messages never show its value. */
+interface SecretSetting {
+  readonly kind: 'secret';
+  readonly default?: undefined;
+  readonly minLength: number;
+  readonly expected: string;
+}
+/** An optional URL (anything `URL.canParse` accepts once trimmed). */
+interface UrlSetting {
+  readonly kind: 'url';
+  readonly default?: undefined;
+}
+/** How one setting is read: its kind, its default (none: the setting is optional) and its constraints. */
+export type Setting = IntSetting | OneOfSetting | TextSetting | SecretSetting | UrlSetting;
+
+const int = (fallback: number, min: number, max?: number): IntSetting =>
+  Object.freeze({ kind: 'int', default: fallback, min, ...(max === undefined ? {} : { max }) });
+const port = (fallback: number) => int(fallback, 0, 65_535);
+const positive = (fallback: number) => int(fallback, 1);
+const oneOf = <const V extends string>(values: readonly V[], fallback: NoInfer<V>): OneOfSetting<V> =>
+  Object.freeze({ kind: 'oneOf', values: Object.freeze([...values]), default: fallback });
+const flag = (fallback: 'true' | 'false') => oneOf(['true', 'false', '1', '0'], fallback);
+const text = (fallback: string): TextSetting & { readonly default: string } =>
+  Object.freeze({ kind: 'text', default: fallback });
+const optionalText = (): TextSetting => Object.freeze({ kind: 'text' });
+const matching = (
+  fallback: string,
+  pattern: RegExp,
+  expected: string,
+): TextSetting & { readonly default: string } =>
+  Object.freeze({ kind: 'text', default: fallback, pattern, expected });
+const secret = (minLength: number, expected: string): SecretSetting =>
+  Object.freeze({ kind: 'secret', minLength, expected });
+const url = (): UrlSetting => Object.freeze({ kind: 'url' });
 const isOn = (value: string) => value === 'true' || value === '1';
 
 /**
- * Every setting of every eggmesh process, read from the environment once at boot.
- * docs/configuration.md documents each one; keep the two in step.
+ * Every setting of every eggmesh process, read from the environment once at boot: one entry per variable,
+ * with its kind, default and constraints. Parsing, the defaults `--help` prints and the names the
+ * environment check knows all come from this table. docs/configuration.md documents each one; keep the
+ * two in step.
  */
-export const configSchema = z.object({
-  EGGMESH_DATA_DIR: z.string().min(1).default('./data'),
-  EGGMESH_HOST: z.string().min(1).default('127.0.0.1'),
+export const configSchema = Object.freeze({
+  EGGMESH_DATA_DIR: text('./data'),
+  EGGMESH_HOST: text('127.0.0.1'),
   WRITE_API_PORT: port(3034),
   READ_API_PORT: port(3035),
   PROJECTOR_PORT: port(3036),
   EDGE_PORT: port(5088),
   RELAY_PORT: port(3037),
-  EGGMESH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  EGGMESH_LOG_REQUESTS: z.enum(['true', 'false', '1', '0']).default('false'),
-  EGGMESH_CORS_ORIGIN: z.string().min(1).default('*'),
+  EGGMESH_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+  EGGMESH_LOG_REQUESTS: flag('false'),
+  EGGMESH_CORS_ORIGIN: text('*'),
   EGGMESH_BODY_LIMIT_BYTES: positive(1_048_576),
-  EGGMESH_SQLITE_SYNC: z.enum(['normal', 'full']).default('normal'),
+  EGGMESH_SQLITE_SYNC: oneOf(['normal', 'full'], 'normal'),
   EGGMESH_LIST_DEFAULT_LIMIT: positive(1000),
   EGGMESH_LIST_MAX_LIMIT: positive(10_000),
   EGGMESH_BULK_MAX_ITEMS: positive(1000),
-  EGGMESH_MAX_FUTURE_MS: z.coerce.number().int().min(0).default(86_400_000),
-  EGGMESH_MIN_POSITION_WAIT_MS: z.coerce.number().int().min(0).default(5000),
-  EGGMESH_READ_MEMO_ROWS: z.coerce.number().int().min(0).default(20_000),
+  EGGMESH_MAX_FUTURE_MS: int(86_400_000, 0),
+  EGGMESH_MIN_POSITION_WAIT_MS: int(5000, 0),
+  EGGMESH_READ_MEMO_ROWS: int(20_000, 0),
   EGGMESH_GRAPHQL_MAX_DEPTH: positive(8),
   EGGMESH_GRAPHQL_MAX_COST: positive(2_000_000),
   EGGMESH_GRAPHQL_MAX_FIELDS: positive(2000),
@@ -45,36 +97,45 @@ export const configSchema = z.object({
   EGGMESH_HTTP_REQUEST_TIMEOUT_MS: positive(30_000),
   EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS: positive(10_000),
   EGGMESH_HTTP_MAX_CONNECTIONS: positive(4096),
-  EGGMESH_EVENT_LOOP_STALL_MS: z.coerce.number().int().min(0).default(10_000),
+  EGGMESH_EVENT_LOOP_STALL_MS: int(10_000, 0),
   EGGMESH_HEALTH_PROBE_INTERVAL_MS: positive(5000),
   EGGMESH_HEALTH_PROBE_TIMEOUT_MS: positive(2000),
   EGGMESH_HEALTH_PROBE_FAILURES: positive(3),
-  EGGMESH_STORE: z.enum(['sqlite', 'mongodb']).default('sqlite'),
-  EGGMESH_MONGODB_URI: z.string().min(1).default('mongodb://127.0.0.1:27017'),
-  EGGMESH_MONGODB_DB: z.string().min(1).default('eggmesh'),
-  EGGMESH_MONGODB_WRITE_CONCERN: z
-    .string()
-    .regex(/^(majority|[0-9]+)$/, 'majority or a number of members')
-    .default('majority'),
+  EGGMESH_STORE: oneOf(['sqlite', 'mongodb'], 'sqlite'),
+  EGGMESH_MONGODB_URI: text('mongodb://127.0.0.1:27017'),
+  EGGMESH_MONGODB_DB: text('eggmesh'),
+  EGGMESH_MONGODB_WRITE_CONCERN: matching(
+    'majority',
+    /^(majority|[0-9]+)$/,
+    'majority or a number of members',
+  ),
   EGGMESH_DEV_MONGODB_PORT: port(27017),
-  EGGMESH_LOG: z.enum(['store', 'kafka']).default('store'),
-  EGGMESH_KAFKA_BROKERS: z.string().min(1).default('127.0.0.1:9092'),
-  EGGMESH_KAFKA_TOPIC: z.string().min(1).default('eggmesh.events'),
+  EGGMESH_LOG: oneOf(['store', 'kafka'], 'store'),
+  EGGMESH_KAFKA_BROKERS: text('127.0.0.1:9092'),
+  EGGMESH_KAFKA_TOPIC: text('eggmesh.events'),
   EGGMESH_DEV_KAFKA_PORT: port(9092),
-  EGGMESH_AUTH: z.enum(['none', 'jwt']).default('none'),
-  EGGMESH_JWT_SECRET: z.string().min(32, 'an HS256 secret needs at least 32 characters').optional(),
-  EGGMESH_JWKS: z.string().min(1).optional(),
-  EGGMESH_JWT_ISSUER: z.string().min(1).optional(),
-  EGGMESH_JWT_AUDIENCE: z.string().min(1).optional(),
-  EGGMESH_JWT_CLOCK_SKEW_S: z.coerce.number().int().min(0).max(300).default(30),
+  EGGMESH_AUTH: oneOf(['none', 'jwt'], 'none'),
+  EGGMESH_JWT_SECRET: secret(32, 'an HS256 secret needs at least 32 characters'),
+  EGGMESH_JWKS: optionalText(),
+  EGGMESH_JWT_ISSUER: optionalText(),
+  EGGMESH_JWT_AUDIENCE: optionalText(),
+  EGGMESH_JWT_CLOCK_SKEW_S: int(30, 0, 300),
   EGGMESH_AUTH_READS: flag('false'),
-  EGGMESH_RATE_LIMIT_PER_MIN: z.coerce.number().int().min(0).default(0),
-  EGGMESH_WRITE_API_URL: z.string().url().optional(),
-  EGGMESH_READ_API_URL: z.string().url().optional(),
-  EGGMESH_EDGE_GRAPHQL: z.enum(['embedded', 'read-api', 'proxy']).default('embedded'),
-});
+  EGGMESH_RATE_LIMIT_PER_MIN: int(0, 0),
+  EGGMESH_WRITE_API_URL: url(),
+  EGGMESH_READ_API_URL: url(),
+  EGGMESH_EDGE_GRAPHQL: oneOf(['embedded', 'read-api', 'proxy'], 'embedded'),
+} satisfies Readonly<Record<string, Setting>>);
 
-type RawConfig = z.infer<typeof configSchema>;
+type SettingValue<S> = S extends IntSetting ? number : S extends OneOfSetting<infer V> ? V : string;
+/** Each setting as read: its value type, `undefined` included when it has no default. */
+type RawConfig = {
+  readonly [K in keyof typeof configSchema]: (typeof configSchema)[K] extends {
+    readonly default: string | number;
+  }
+    ? SettingValue<(typeof configSchema)[K]>
+    : SettingValue<(typeof configSchema)[K]> | undefined;
+};
 
 export interface Config {
   readonly dataDir: string;
@@ -160,7 +221,7 @@ export interface Config {
    * How the edge serves the GraphQL paths: `embedded` answers them in its own process over a read-only
    * store (no hop), `proxy` forwards them to the read-api like REST goes to the write-api.
    */
-  readonly edgeGraphql: 'embedded' | 'read-api' | 'proxy';
+  readonly edgeGraphql: RawConfig['EGGMESH_EDGE_GRAPHQL'];
   /** Where the edge forwards; defaults to the local services. */
   readonly upstreams: { readonly write: string; readonly read: string };
 }
@@ -172,7 +233,7 @@ export interface JsonWebKeySet {
 
 export interface AuthConfig {
   /** `none`: every request may write (the zero-config default); `jwt`: writes need a bearer token. */
-  readonly mode: 'none' | 'jwt';
+  readonly mode: RawConfig['EGGMESH_AUTH'];
   /** Reads need the `eggmesh:read` scope too (only with `mode: 'jwt'`). */
   readonly reads: boolean;
   /** HS256 shared secret. Not enumerable: printing or serializing the config never shows it. */
@@ -218,12 +279,7 @@ export function loadConfig(env?: Record<string, string | undefined>): Config {
 }
 
 function parseConfig(env: Record<string, string | undefined>): Config {
-  const result = configSchema.safeParse(env);
-  if (!result.success) {
-    const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
-  }
-  const c = result.data;
+  const c = readSettings(env);
   const problems: string[] = [];
   if (c.EGGMESH_LIST_DEFAULT_LIMIT > c.EGGMESH_LIST_MAX_LIMIT) {
     problems.push('EGGMESH_LIST_DEFAULT_LIMIT must not exceed EGGMESH_LIST_MAX_LIMIT');
@@ -312,6 +368,79 @@ function parseConfig(env: Record<string, string | undefined>): Config {
       read: c.EGGMESH_READ_API_URL ?? local(c.READ_API_PORT),
     }),
   });
+}
+
+/** Every setting of `configSchema` read from `env`, or a ConfigError listing each one that is invalid. */
+function readSettings(env: Record<string, string | undefined>): RawConfig {
+  const values: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, setting] of Object.entries(configSchema) as [string, Setting][]) {
+    const raw = env[name];
+    if (raw === undefined) {
+      values[name] = setting.default;
+      continue;
+    }
+    const read = readSetting(setting, raw);
+    if ('problem' in read) problems.push(`${name}: ${read.problem}`);
+    else values[name] = read.value;
+  }
+  if (problems.length > 0) {
+    throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  }
+  return values as RawConfig;
+}
+
+/** What one set variable means for its setting, or what is wrong with it (quoting it, unless secret). */
+function readSetting(setting: Setting, raw: string): { value: string | number } | { problem: string } {
+  const expected = expectation(setting);
+  if (raw === '') {
+    const fallback = setting.default === undefined ? '' : ` for the default ${setting.default}`;
+    return { problem: `"" is empty; expected ${expected}, or leave it unset${fallback}` };
+  }
+  const refused = { problem: `${JSON.stringify(raw)} is not ${expected}` };
+  switch (setting.kind) {
+    case 'int': {
+      // Plain digits only: Number() would also take ' 8 ', '1e3', '0x10' or '1.0'.
+      const value = Number(raw);
+      const ok =
+        /^[0-9]+$/.test(raw) &&
+        Number.isSafeInteger(value) &&
+        value >= setting.min &&
+        (setting.max === undefined || value <= setting.max);
+      return ok ? { value } : refused;
+    }
+    case 'oneOf':
+      return setting.values.includes(raw) ? { value: raw } : refused;
+    case 'text':
+      return setting.pattern === undefined || setting.pattern.test(raw) ? { value: raw } : refused;
+    case 'secret':
+      return raw.length >= setting.minLength
+        ? { value: raw }
+        : { problem: `${setting.expected} (this one has ${raw.length})` };
+    case 'url': {
+      // As zod's url() did: surrounding blanks trimmed, tabs and line breaks (which URL drops) removed.
+      const trimmed = raw.trim();
+      return URL.canParse(trimmed) ? { value: trimmed.replace(/[\t\n\r]/g, '') } : refused;
+    }
+  }
+}
+
+/** What a setting's value must be, for error messages. */
+function expectation(setting: Setting): string {
+  switch (setting.kind) {
+    case 'int':
+      return setting.max === undefined
+        ? `a whole number, ${setting.min} or more`
+        : `a whole number from ${setting.min} to ${setting.max}`;
+    case 'oneOf':
+      return `one of ${setting.values.join(', ')}`;
+    case 'text':
+      return setting.expected ?? 'a value';
+    case 'secret':
+      return `at least ${setting.minLength} characters`;
+    case 'url':
+      return 'a URL such as http://127.0.0.1:3034';
+  }
 }
 
 /** The auth settings, checked together: `jwt` needs exactly one key source, and a JWKS file must read. */

@@ -13,7 +13,7 @@ export const toolEnvNames = [
  * Every EGGMESH_* (and *_PORT) name some eggmesh process reads. A function, not a constant: config.ts
  * imports this module, so configSchema is only there once both have loaded.
  */
-export const knownEnvNames = (): readonly string[] => [...Object.keys(configSchema.shape), ...toolEnvNames];
+export const knownEnvNames = (): readonly string[] => [...Object.keys(configSchema), ...toolEnvNames];
 
 /** Edit distance (insertions, deletions, substitutions, adjacent swaps count 1 each). */
 export function editDistance(a: string, b: string): number {
