@@ -405,7 +405,7 @@ async function main(): Promise<number> {
       log(
         `${scenario.name}: ${wanted.length > 0 ? `starting ${wanted.join(', ')}` : 'stopping the run stack (the scenario starts its own servers)'}`,
       );
-      await stack.ensure(wanted, scenario.ourEnv);
+      await stack.ensure(wanted, scenario.ourLaunch);
       results.push(
         await scenario.run({
           plan: o.plan,

@@ -28,4 +28,4 @@ export {
   unknownEnvWarnings,
   withoutUnknownEnv,
 } from './env-check.js';
-export { serviceMemoryDefaults } from './memory-defaults.js';
+export { serviceMemoryDefaults, serviceNodeFlags } from './memory-defaults.js';

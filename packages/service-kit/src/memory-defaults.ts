@@ -15,3 +15,16 @@ export function serviceMemoryDefaults(given: NodeJS.ProcessEnv): Record<string, 
     ...(given.MALLOC_ARENA_MAX === undefined ? { MALLOC_ARENA_MAX: '2' } : {}),
   };
 }
+
+/**
+ * Node flags `pnpm start` puts before a service's script, by service name (V8 flags NODE_OPTIONS does not
+ * accept). The projector runs without V8's optimizing compiler (`--no-opt`; the interpreter and the
+ * baseline compiler remain): it takes no client traffic, and at ~0.86× the speed per log entry it still
+ * keeps up with any write rate the write-api reaches, for ~7 MiB less idle RSS (the compiler's code pages
+ * and its output). `--lite-mode` saved 2 MiB more but cost 0.6× the speed. perf/README.md, round 11, has
+ * the measurements. A rebuild (`pnpm rebuild-projections`) is its own process with the full compiler, and
+ * the services run by compose, by the bench's compared scenarios or by hand keep it too.
+ */
+export const serviceNodeFlags: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  projector: Object.freeze(['--no-opt']),
+});

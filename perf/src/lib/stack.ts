@@ -12,6 +12,14 @@ const isBaseline = (name: ServiceName): name is BaselineService =>
 
 export const ourServices: readonly OurService[] = ['write-api', 'read-api', 'projector'];
 
+/** How a scenario wants our services run, over the bench's own settings (a service started otherwise is restarted). */
+export interface OurLaunch {
+  /** Environment over the bench's own. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Node flags before a service's script, by service. */
+  readonly nodeArgs?: Readonly<Partial<Record<OurService, readonly string[]>>>;
+}
+
 /** Where each of our services' built entry point lives (run from the repo root). */
 export const ourEntries: Readonly<Record<OurService, string>> = {
   // BENCH_WRITE_API_ENTRY: measure another write-api build (A/B runs of the write path).
@@ -58,6 +66,10 @@ export const ourNodeArgs: readonly string[] = (process.env.BENCH_NODE_ARGS ?? ''
   .split(/\s+/)
   .filter(Boolean);
 
+/** What of `launch` concerns service `name`, as a string to compare. */
+const launchKey = (name: ServiceName, launch: OurLaunch): string =>
+  isBaseline(name) ? '' : JSON.stringify([launch.env ?? {}, launch.nodeArgs?.[name] ?? []]);
+
 /** Which built entry points are missing (our services are built by `pnpm run build`). */
 export function missingEntries(services: readonly OurService[]): string[] {
   return services.filter((s) => !exists(ourEntries[s])).map((s) => ourEntries[s]);
@@ -70,8 +82,8 @@ export function missingEntries(services: readonly OurService[]): string[] {
 export class Stack {
   readonly #options: StackOptions;
   readonly #running = new Map<ServiceName, ChildService>();
-  /** The `env` each running service was started with (as JSON). */
-  readonly #envOf = new Map<ServiceName, string>();
+  /** How each running service of ours was started (its env and node flags, as JSON). */
+  readonly #launchOf = new Map<ServiceName, string>();
   #ports: Record<ServiceName, number> | undefined;
 
   constructor(options: StackOptions) {
@@ -97,24 +109,23 @@ export class Stack {
 
   /**
    * Runs exactly `requested` (and the relay beside the projector when the log is Kafka), our services
-   * with `env` over the bench's environment: one started with another `env` is restarted.
+   * as `launch` says: one started otherwise is restarted.
    */
-  async ensure(requested: readonly ServiceName[], env: Readonly<Record<string, string>> = {}): Promise<void> {
+  async ensure(requested: readonly ServiceName[], launch: OurLaunch = {}): Promise<void> {
     const wanted =
       this.#options.relay && requested.includes('projector') && !requested.includes('relay')
         ? (['relay', ...requested] as const)
         : requested;
-    const key = JSON.stringify(env);
     for (const name of [...this.#running.keys()]) {
-      const otherEnv = !isBaseline(name) && this.#envOf.get(name) !== key;
-      if (!wanted.includes(name) || otherEnv) await this.stop(name);
+      const otherLaunch = !isBaseline(name) && this.#launchOf.get(name) !== launchKey(name, launch);
+      if (!wanted.includes(name) || otherLaunch) await this.stop(name);
     }
-    for (const name of wanted) if (!this.#running.has(name)) await this.start(name, env);
+    for (const name of wanted) if (!this.#running.has(name)) await this.start(name, launch);
   }
 
-  async start(name: ServiceName, env: Readonly<Record<string, string>> = {}): Promise<ChildService> {
+  async start(name: ServiceName, launch: OurLaunch = {}): Promise<ChildService> {
     if (name === 'projector' && this.#options.relay && !this.#running.has('relay'))
-      await this.start('relay', env);
+      await this.start('relay', launch);
     const ports = await this.#allocatePorts();
     const o = this.#options;
     const port = ports[name];
@@ -157,22 +168,26 @@ export class Stack {
           // 10 s watchdog and the service is killed before the bench starts: give it a minute here.
           EGGMESH_EVENT_LOOP_STALL_MS: process.env.EGGMESH_EVENT_LOOP_STALL_MS ?? '60000',
           ...o.extraEnv,
-          ...env,
+          ...launch.env,
         },
         healthUrl: `http://127.0.0.1:${port}/health`,
         readyTimeoutMs: 120_000,
-        nodeArgs: [...ourNodeArgs, ...cpuProfArgs(o.cpuProfileDir && join(o.cpuProfileDir, name))],
+        nodeArgs: [
+          ...(launch.nodeArgs?.[name] ?? []),
+          ...ourNodeArgs,
+          ...cpuProfArgs(o.cpuProfileDir && join(o.cpuProfileDir, name)),
+        ],
       });
     }
     this.#running.set(name, service);
-    this.#envOf.set(name, JSON.stringify(env));
+    this.#launchOf.set(name, launchKey(name, launch));
     return service;
   }
 
   async stop(name: ServiceName): Promise<void> {
     await this.#running.get(name)?.stop();
     this.#running.delete(name);
-    this.#envOf.delete(name);
+    this.#launchOf.delete(name);
   }
 
   url(name: ServiceName): string {

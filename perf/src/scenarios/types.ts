@@ -3,7 +3,7 @@ import type { PresetName } from '../data/presets.js';
 import type { Rng } from '../data/prng.js';
 import type { SideSummary } from '../lib/load.js';
 import type { RebuildFigures } from '../lib/rebuild.js';
-import type { BaselineService, OurService, Stack, StackOptions } from '../lib/stack.js';
+import type { BaselineService, OurLaunch, OurService, Stack, StackOptions } from '../lib/stack.js';
 import type { LatencyResult } from './latency.js';
 import type { SoakResult } from './soak.js';
 
@@ -148,7 +148,7 @@ export interface Scenario {
   readonly description: string;
   /** The processes this scenario needs per side (everything else is stopped while it runs). */
   readonly services: { readonly ours: readonly OurService[]; readonly baseline: readonly BaselineService[] };
-  /** Environment our services run with in this scenario, over the bench's own (restarted when it differs). */
-  readonly ourEnv?: Readonly<Record<string, string>>;
+  /** How our services run in this scenario, over the bench's own settings (restarted when it differs). */
+  readonly ourLaunch?: OurLaunch;
   run(context: ScenarioContext): Promise<ScenarioResult>;
 }

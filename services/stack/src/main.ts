@@ -4,6 +4,7 @@ import {
   loadConfig,
   parseCommandLine,
   serviceMemoryDefaults,
+  serviceNodeFlags,
   withoutUnknownEnv,
 } from '@eggmesh/service-kit/config';
 import { infraServers, scaledEnv } from './infra.js';
@@ -93,7 +94,10 @@ const services: ServiceSpec[] = [
 ];
 
 const supervisor = new Supervisor({
-  services: [...infra, ...services],
+  services: [
+    ...infra,
+    ...services.map((service) => ({ ...service, nodeArgs: serviceNodeFlags[service.name] ?? [] })),
+  ],
   // Unknown EGGMESH_* names (likely typos) were warned about above, once; the services would only warn
   // again, each, and ignore them too.
   env: {

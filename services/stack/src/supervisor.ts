@@ -8,6 +8,8 @@ export interface ServiceSpec {
   readonly name: string;
   /** The script to run with this Node binary. */
   readonly script: string;
+  /** Node flags before the script (V8 flags NODE_OPTIONS does not accept, such as `--lite-mode`). */
+  readonly nodeArgs?: readonly string[];
   readonly env?: Record<string, string>;
   /** Polled after start; the banner waits until it answers 2xx. */
   readonly healthUrl?: string;
@@ -204,7 +206,7 @@ export class Supervisor {
 
   private launch(entry: Running, index: number): void {
     const { spec } = entry;
-    const child = spawn(process.execPath, [spec.script], {
+    const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), spec.script], {
       env: { ...this.options.env, ...spec.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -324,12 +324,15 @@ function stackSuite(tier: Tier): void {
         }
       });
 
-      it('starts its services with the memory defaults: two malloc arenas, a 1 MiB semi-space', async () => {
+      it('starts its services with the memory defaults: two malloc arenas, a 1 MiB semi-space, the projector without the optimizing compiler', async () => {
         for (const [name, port] of Object.entries(ports)) {
           const { pid } = (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as Doc;
           const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
           expect(environ, name).toContain('MALLOC_ARENA_MAX=2');
           expect(environ, name).toContain('NODE_OPTIONS=--max-semi-space-size=1');
+          const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+          const script = argv.findIndex((arg) => arg.endsWith('.js'));
+          expect(argv.slice(1, script), name).toEqual(name === 'projector' ? ['--no-opt'] : []);
         }
       });
 
