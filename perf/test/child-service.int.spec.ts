@@ -4,16 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
+import { isAlive } from '../../infra/test/process.js';
 import { freePort, repoRoot } from '../src/lib/env.js';
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 // The bench starts every server as a child process. However the bench process ends, none may be left
 // running (a server left behind holds its port and a core, and skews the next run).
@@ -43,7 +35,7 @@ describe('the bench leaves no server behind', () => {
     expect(run.stderr).toMatch(/the bench failed/);
     const pid = Number(run.stdout.trim());
     expect(pid).toBeGreaterThan(0);
-    for (let i = 0; i < 40 && alive(pid); i++) await sleep(50);
-    expect(alive(pid)).toBe(false);
+    for (let i = 0; i < 40 && isAlive(pid); i++) await sleep(50);
+    expect(isAlive(pid)).toBe(false);
   });
 });

@@ -4,19 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { isAlive } from '../../../infra/test/process.js';
 import { client, freshTopic, kafkaServer } from './helpers.js';
 
 const fetchJars = fileURLToPath(new URL('../../../infra/kafka/fetch-jars.sh', import.meta.url));
 const serverModule = fileURLToPath(new URL('../../../infra/kafka/server.mjs', import.meta.url));
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 function run(env: Record<string, string>): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve) => {
@@ -67,10 +59,10 @@ describe(`the Kafka test broker (${kafkaServer()})`, () => {
     );
     expect(pid).toBeGreaterThan(0);
     try {
-      while (alive(pid)) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(alive(pid)).toBe(false);
+      while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(isAlive(pid)).toBe(false);
     } finally {
-      if (alive(pid)) process.kill(pid, 'SIGKILL');
+      if (isAlive(pid)) process.kill(pid, 'SIGKILL');
     }
   }, 180_000);
 });

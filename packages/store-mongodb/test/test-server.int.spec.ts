@@ -5,19 +5,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MongoClient } from 'mongodb';
 import { describe, expect, it } from 'vitest';
+import { isAlive } from '../../../infra/test/process.js';
 import { mongodbUri } from './helpers.js';
 
 const fetchJars = fileURLToPath(new URL('../../../infra/mongodb/fetch-jars.sh', import.meta.url));
 const serverModule = fileURLToPath(new URL('../../../infra/mongodb/server.mjs', import.meta.url));
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 function run(env: Record<string, string>): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve) => {
@@ -68,10 +60,10 @@ describe('the MongoDB-wire test server', () => {
     );
     expect(pid).toBeGreaterThan(0);
     try {
-      while (alive(pid)) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(alive(pid)).toBe(false);
+      while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(isAlive(pid)).toBe(false);
     } finally {
-      if (alive(pid)) process.kill(pid, 'SIGKILL');
+      if (isAlive(pid)) process.kill(pid, 'SIGKILL');
     }
   });
 });
