@@ -16,7 +16,7 @@ import { rssMiB } from './scenarios/soak.js';
 const flags = parseCommandLine({
   command: 'node perf/dist/idle.js',
   summary:
-    'Starts the whole stack on an empty data dir (as `pnpm start`), waits until it is up and settled, then\nmeasures the CPU and RSS of every process while nothing calls it. Targets: < 0.5 % of a core, < 300 MB.',
+    'Starts the whole stack on an empty data dir (as `pnpm start`; --seed fills it), waits until it is up and settled, then\nmeasures the CPU and RSS of every process while nothing calls it. Targets: < 0.5 % of a core, < 300 MB.',
   options: {
     seconds: { type: 'string', value: 'N', description: 'how long to measure (default 60)' },
     settle: {
@@ -32,7 +32,7 @@ const flags = parseCommandLine({
     seed: {
       type: 'boolean',
       description:
-        'once up, run `pnpm seed` (small preset) and a few reads through the front door before settling:\nthe stack idle with data in it, as a user leaves it after trying it',
+        'once up, run `pnpm seed` and reads of every kind through the front door: idle with data in it',
     },
   },
   env: [],
