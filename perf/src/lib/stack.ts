@@ -117,8 +117,9 @@ export class Stack {
         ? (['relay', ...requested] as const)
         : requested;
     for (const name of [...this.#running.keys()]) {
-      const otherLaunch = !isBaseline(name) && this.#launchOf.get(name) !== launchKey(name, launch);
-      if (!wanted.includes(name) || otherLaunch) await this.stop(name);
+      // A baseline's key is always '': launches never restart it.
+      if (!wanted.includes(name) || this.#launchOf.get(name) !== launchKey(name, launch))
+        await this.stop(name);
     }
     for (const name of wanted) if (!this.#running.has(name)) await this.start(name, launch);
   }
