@@ -12,6 +12,8 @@ export interface OpenOptions {
   readonly synchronous?: Synchronous;
   /** How long a writer waits for another process's write lock before failing (ms). */
   readonly busyTimeoutMs?: number;
+  /** SQLite's page cache of a writable connection, KiB (64 MiB unless given). */
+  readonly cacheKib?: number;
 }
 
 export function openDatabase(file: string, options: OpenOptions = {}): SqliteDatabase {
@@ -27,8 +29,8 @@ export function openDatabase(file: string, options: OpenOptions = {}): SqliteDat
   db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   db.pragma('foreign_keys = OFF');
-  // 64 MiB of page cache: random-key index inserts touch many pages per transaction.
-  db.pragma('cache_size = -65536');
+  // 64 MiB of page cache by default: random-key index inserts touch many pages per transaction.
+  db.pragma(`cache_size = -${options.cacheKib ?? 65536}`);
   return db;
 }
 

@@ -8,6 +8,7 @@ import type { LogEntry, PrimaryStore, StoredRecord, WriteOperation } from '@eggm
 import {
   openDatabase,
   openPrimaryStore,
+  openProjectionStore,
   primaryEntities,
   type SqlitePrimaryStore,
 } from '@eggmesh/store-sqlite';
@@ -36,6 +37,24 @@ const bytesOf = async (store: SqlitePrimaryStore, file: string): Promise<number>
   const dir = join(file, '..');
   return readdirSync(dir).reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
 };
+
+describe('page cache per connection', () => {
+  // The live projector keeps its documents decoded in its own cache; SQLite's cache over a growing
+  // generation only held written pages, and at 64 MiB the soak saw its RSS climb for 7 minutes
+  // (perf/README.md, round 12). The write-api keeps 64 MiB for its random-key index inserts.
+  it("the write-api's primary keeps 64 MiB, the live projector's generation 16 MiB", async () => {
+    const file = tempFile();
+    const primary = openPrimaryStore({ file });
+    const projections = openProjectionStore({ dir: join(file, '..', 'projections') });
+    try {
+      expect(primary.db.pragma('cache_size', { simple: true })).toBe(-65536);
+      expect(projections.db.pragma('cache_size', { simple: true })).toBe(-16384);
+    } finally {
+      await projections.close();
+      await primary.close();
+    }
+  });
+});
 
 const farm = (name: string) => ({ name, farm_type: 'homestead', zone: 'north' });
 const big = (i: number, bytes: number) => ({ ...farm(`farm ${i} `.padEnd(bytes, 'x')) });
