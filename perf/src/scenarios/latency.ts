@@ -17,6 +17,8 @@ import type { Scenario, ScenarioContext } from './types.js';
 export type LatencyTarget = 'front-door' | 'direct' | 'baseline';
 export const latencyTargets: readonly LatencyTarget[] = ['front-door', 'direct', 'baseline'];
 export const latencyClients = [1, 10] as const;
+/** Users of the warm-up without think time that precedes the timed runs. */
+const WARM_USERS = 10;
 
 export type RequestApi = 'graphql' | 'rest';
 
@@ -370,7 +372,8 @@ export const latency: Scenario = {
     'Closed loop with think time (k6 sleep) at 1 and 10 virtual users, each on one keep-alive connection: ' +
     'GraphQL getById, getAll, filtered (getByZone), depth 2 and depth 3 on /farm/graph, REST create, get, update ' +
     'on /farm/api; sent through the front door (edge), straight to the write-api/read-api, and to the bare ' +
-    'baselines, interleaved (each user takes the three in turns, one per iteration). Percentiles pool every ' +
+    'baselines, interleaved (each user takes the three in turns, one per iteration), after a warm-up of the same ' +
+    'requests without think time (10 users). Percentiles pool every ' +
     'sample of the runs. CPU per request: the same requests without think time, front door vs direct.',
   services: { ours: ['write-api', 'read-api', 'edge'], baseline: ['bare-rest', 'bare-graphql'] },
   async run(context) {
@@ -384,6 +387,14 @@ export const latency: Scenario = {
     const turns = targets.map((target) => ({ target, bases: basesOf(context, target) }));
     const cells: LatencyCell[] = [];
     const cpu: LatencyCpu[] = [];
+    // Warm-up, not counted: the same requests without think time from WARM_USERS users, so every target's
+    // processes have compiled their hot paths before they are timed, as a server in use has. The scenarios
+    // before this one in a full run load the read-api and the write-api directly and never the edge; without
+    // this, a cold edge was timed against a hot read-api (perf/README.md, round 12).
+    const warmUntil = performance.now() + Math.max(plan.warmupSec * 2, 0.2) * 1000;
+    await Promise.all(
+      Array.from({ length: WARM_USERS }, (_, u) => userLoop(context, turns, u, 0, warmUntil, null, picker)),
+    );
     for (const clients of latencyClients) {
       const samples = new Map<LatencyTarget, Samples>(
         targets.map((t) => [t, new Map(latencyKinds.map((k) => [k.name, [] as number[]]))]),
@@ -396,7 +407,7 @@ export const latency: Scenario = {
           ),
         );
       };
-      // Warm-up (connections, JIT, compiled queries), not counted: every target at least once per user.
+      // Opens each user's connections, not counted: every target at least once per user.
       await runUsers(Math.max(plan.warmupSec, 0.2), false);
       let requests = 0;
       for (let i = 0; i < plan.runs; i++) {
