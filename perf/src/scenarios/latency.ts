@@ -373,7 +373,7 @@ export const latency: Scenario = {
     'GraphQL getById, getAll, filtered (getByZone), depth 2 and depth 3 on /farm/graph, REST create, get, update ' +
     'on /farm/api; sent through the front door (edge), straight to the write-api/read-api, and to the bare ' +
     'baselines, interleaved (each user takes the three in turns, one per iteration), after a warm-up of the same ' +
-    'requests without think time (10 users). Percentiles pool every ' +
+    `requests without think time (${WARM_USERS} users). Percentiles pool every ` +
     'sample of the runs. CPU per request: the same requests without think time, front door vs direct.',
   services: { ours: ['write-api', 'read-api', 'edge'], baseline: ['bare-rest', 'bare-graphql'] },
   async run(context) {
