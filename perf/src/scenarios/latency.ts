@@ -387,31 +387,32 @@ export const latency: Scenario = {
     const turns = targets.map((target) => ({ target, bases: basesOf(context, target) }));
     const cells: LatencyCell[] = [];
     const cpu: LatencyCpu[] = [];
+    /** `users` virtual users for `seconds`, with `think` ms after each answer; their samples go to `into`. */
+    const runUsers = (
+      users: number,
+      think: number,
+      seconds: number,
+      into: Map<LatencyTarget, Samples> | null,
+    ) => {
+      const until = performance.now() + seconds * 1000;
+      return Promise.all(
+        Array.from({ length: users }, (_, u) => userLoop(context, turns, u, think, until, into, picker)),
+      );
+    };
     // Warm-up, not counted: the same requests without think time from WARM_USERS users, so every target's
     // processes have compiled their hot paths before they are timed, as a server in use has. The scenarios
     // before this one in a full run load the read-api and the write-api directly and never the edge; without
     // this, a cold edge was timed against a hot read-api (perf/README.md, round 12).
-    const warmUntil = performance.now() + Math.max(plan.warmupSec * 2, 0.2) * 1000;
-    await Promise.all(
-      Array.from({ length: WARM_USERS }, (_, u) => userLoop(context, turns, u, 0, warmUntil, null, picker)),
-    );
+    await runUsers(WARM_USERS, 0, Math.max(plan.warmupSec * 2, 0.2), null);
     for (const clients of latencyClients) {
       const samples = new Map<LatencyTarget, Samples>(
         targets.map((t) => [t, new Map(latencyKinds.map((k) => [k.name, [] as number[]]))]),
       );
-      const runUsers = (seconds: number, keep: boolean) => {
-        const until = performance.now() + seconds * 1000;
-        return Promise.all(
-          Array.from({ length: clients }, (_, u) =>
-            userLoop(context, turns, u, thinkMs, until, keep ? samples : null, picker),
-          ),
-        );
-      };
       // Opens each user's connections, not counted: every target at least once per user.
-      await runUsers(Math.max(plan.warmupSec, 0.2), false);
+      await runUsers(clients, thinkMs, Math.max(plan.warmupSec, 0.2), null);
       let requests = 0;
       for (let i = 0; i < plan.runs; i++) {
-        const sent = await runUsers(secondsPerRun * targets.length, true);
+        const sent = await runUsers(clients, thinkMs, secondsPerRun * targets.length, samples);
         requests += sent.reduce((a, b) => a + b, 0);
       }
       check(requests > 0, `latency c=${clients}: no request completed`);
