@@ -5,6 +5,16 @@ import { VersionSignal } from '@eggmesh/store';
 /** After a burst of file events, wake-ups at these delays (ms) from each other (see ChangeSignal). */
 const SETTLE_MS = [1, 4, 16];
 
+export interface ChangeSignalOptions {
+  /**
+   * Watch only while someone waits, and this long after the last wait (ms); undefined: always. A process
+   * that rarely waits (a read side: only reads that ask for a log position wait) is then not woken by
+   * every commit of another process. The first wait after the watch was off returns at once with a
+   * change counted: nothing was watched before it, so the waiter must look again.
+   */
+  readonly watchWhileWaitedMs?: number;
+}
+
 /**
  * Wakes a waiter when SQLite files change, so a consumer of the log sleeps until a writer commits
  * instead of polling. It watches the directories (inotify on Linux), not the files: SQLite deletes
@@ -22,19 +32,56 @@ const SETTLE_MS = [1, 4, 16];
  */
 export class ChangeSignal extends VersionSignal {
   private readonly watchers: FSWatcher[] = [];
+  private readonly byDir = new Map<string, string[]>();
   private settleTimer: NodeJS.Timeout | undefined;
   /** A file event arrived while the settle timer ran: start the settle steps over when it fires. */
   private eventSinceSettle = false;
+  private readonly lazyMs: number | undefined;
+  private lastWait = 0;
+  private stopTimer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   /** Watches the databases at `files` (any SQLite file paths; their `-wal`/`-shm` siblings count). */
-  constructor(files: readonly string[]) {
+  constructor(files: readonly string[], options: ChangeSignalOptions = {}) {
     super();
-    const byDir = new Map<string, string[]>();
     for (const file of files) {
       const dir = dirname(file);
-      byDir.set(dir, [...(byDir.get(dir) ?? []), basename(file)]);
+      this.byDir.set(dir, [...(this.byDir.get(dir) ?? []), basename(file)]);
     }
-    for (const [dir, names] of byDir) {
+    this.lazyMs = options.watchWhileWaitedMs;
+    if (this.lazyMs === undefined) this.watch();
+  }
+
+  /** Whether the files are watched now. */
+  get watching(): boolean {
+    return this.watchers.length > 0;
+  }
+
+  override next(seen: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.lazyMs !== undefined && !this.closed) {
+      this.lastWait = Date.now();
+      if (!this.watching) {
+        this.watch();
+        this.stopWhenUnused(this.lazyMs);
+        this.bump();
+      }
+    }
+    return super.next(seen, timeoutMs, signal);
+  }
+
+  /** Stops the watch once nobody has waited for `ms`. */
+  private stopWhenUnused(ms: number): void {
+    this.stopTimer = setTimeout(() => {
+      this.stopTimer = undefined;
+      const idle = Date.now() - this.lastWait;
+      if (idle >= ms && this.waiting === 0) this.unwatch();
+      else this.stopWhenUnused(Math.max(ms - idle, 10));
+    }, ms);
+    this.stopTimer.unref();
+  }
+
+  private watch(): void {
+    for (const [dir, names] of this.byDir) {
       try {
         const watcher = watch(dir, { persistent: false }, (_event, name) => {
           if (name === null || names.some((prefix) => name.startsWith(prefix))) this.changedOnDisk();
@@ -46,6 +93,13 @@ export class ChangeSignal extends VersionSignal {
         // No watch possible (missing directory, no inotify): waiters fall back to their timeout.
       }
     }
+  }
+
+  private unwatch(): void {
+    clearTimeout(this.settleTimer);
+    this.settleTimer = undefined;
+    for (const watcher of this.watchers) watcher.close();
+    this.watchers.length = 0;
   }
 
   private changedOnDisk(): void {
@@ -67,10 +121,10 @@ export class ChangeSignal extends VersionSignal {
   }
 
   close(): void {
-    clearTimeout(this.settleTimer);
-    this.settleTimer = undefined;
-    for (const watcher of this.watchers) watcher.close();
-    this.watchers.length = 0;
+    clearTimeout(this.stopTimer);
+    this.stopTimer = undefined;
+    this.closed = true;
+    this.unwatch();
     this.wakeAll();
   }
 }

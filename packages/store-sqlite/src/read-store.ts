@@ -14,6 +14,9 @@ import { ChangeSignal } from './change-signal.js';
 import { openPrimaryStore, SqlitePrimaryStore } from './primary-store.js';
 import { ProjectionReader } from './projection-store.js';
 
+/** How long a read side keeps watching its files after the last read that waited for a position. */
+const WATCH_AFTER_WAIT_MS = 30_000;
+
 /** Where the embedded tier keeps its files inside the data directory. */
 export function dataFiles(dataDir: string) {
   return { primary: join(dataDir, 'primary.db'), projectionsDir: join(dataDir, 'projections') } as const;
@@ -33,11 +36,11 @@ export class SqliteReadStore implements ReadStore, JsonListReader {
     readonly primary: SqlitePrimaryStore,
     readonly projections: ProjectionReader,
   ) {
-    this.changes = new ChangeSignal([
-      primary.file,
-      join(projections.dir, 'CURRENT'),
-      join(projections.dir, 'gen-'),
-    ]);
+    // Watched only while reads wait for a position: a read side is otherwise woken by every commit.
+    this.changes = new ChangeSignal(
+      [primary.file, join(projections.dir, 'CURRENT'), join(projections.dir, 'gen-')],
+      { watchWhileWaitedMs: WATCH_AFTER_WAIT_MS },
+    );
   }
 
   private source(entity: EntityName) {

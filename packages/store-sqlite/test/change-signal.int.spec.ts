@@ -87,4 +87,48 @@ describe('ChangeSignal on a real SQLite primary', () => {
       await other.close();
     }
   });
+
+  describe('watching only while waited on (a read side)', () => {
+    it('is not woken by commits until someone waits, then wakes its waiters', async () => {
+      const lazy = new ChangeSignal([join(dir, 'primary.db')], { watchWhileWaitedMs: 60_000 });
+      try {
+        const before = lazy.version;
+        store.commitSync([{ op: 'create', entity: 'farm', id: crypto.randomUUID(), payload: farm }]);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(lazy.watching).toBe(false);
+        expect(lazy.version).toBe(before);
+        // The first wait starts the watch and returns at once with a change counted: look again.
+        await lazy.next(before, 600_000);
+        expect(lazy.watching).toBe(true);
+        expect(lazy.version).toBeGreaterThan(before);
+        const seen = lazy.version;
+        const woken = lazy.next(seen, 600_000).then(() => lazy.version);
+        store.commitSync([{ op: 'create', entity: 'farm', id: crypto.randomUUID(), payload: farm }]);
+        expect(await woken).toBeGreaterThan(seen);
+      } finally {
+        lazy.close();
+      }
+    });
+
+    it('stops watching once nobody has waited for the given time', async () => {
+      const lazy = new ChangeSignal([join(dir, 'primary.db')], { watchWhileWaitedMs: 50 });
+      try {
+        await lazy.next(lazy.version, 10);
+        expect(lazy.watching).toBe(true);
+        // A wait that lasts longer than the idle time keeps the watch on.
+        await lazy.next(lazy.version, 120);
+        expect(lazy.watching).toBe(true);
+        const deadline = Date.now() + 5000;
+        while (lazy.watching && Date.now() < deadline)
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        expect(lazy.watching).toBe(false);
+        const seen = lazy.version;
+        store.commitSync([{ op: 'create', entity: 'farm', id: crypto.randomUUID(), payload: farm }]);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(lazy.version).toBe(seen);
+      } finally {
+        lazy.close();
+      }
+    });
+  });
 });

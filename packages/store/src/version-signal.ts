@@ -27,6 +27,11 @@ export class VersionSignal {
     });
   }
 
+  /** Waiters now. */
+  protected get waiting(): number {
+    return this.waiters.size;
+  }
+
   /** A change: wakes every waiter. */
   bump(): void {
     this.version += 1;
