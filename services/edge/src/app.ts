@@ -5,6 +5,8 @@ import {
   type OutgoingHttpHeaders,
   type ServerResponse,
 } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import {
   type Config,
   installMetrics,
@@ -16,8 +18,9 @@ import {
 import type { FastifyError, FastifyInstance, FastifyServerOptions } from 'fastify';
 import { EdgeError } from './errors.js';
 import { apiGuideText, landingPage } from './landing.js';
-import { Forwarder, tooLarge, writeError } from './proxy.js';
+import { Forwarder, targetOf, tooLarge, writeError } from './proxy.js';
 import { isRestRead, type Upstream, upstreamFor } from './routes.js';
+import { Splicer } from './splice.js';
 
 export interface EdgeOptions {
   readonly config: Config;
@@ -47,18 +50,16 @@ function sendError(reply: Replier, error: EdgeError): void {
 }
 
 /** The CORS headers the services send (@fastify/cors with EGGMESH_CORS_ORIGIN), for the edge's own answers. */
-export function corsHeaders(corsOrigin: string): (request: IncomingMessage) => OutgoingHttpHeaders {
+export function corsHeaders(corsOrigin: string): (origin: string | undefined) => OutgoingHttpHeaders {
   if (corsOrigin === '*') {
     const any = { 'access-control-allow-origin': '*' };
     return () => any;
   }
   const allowed = new Set(corsOrigin.split(',').map((o) => o.trim()));
-  return (request) => {
-    const origin = request.headers.origin;
-    return origin !== undefined && allowed.has(origin)
+  return (origin) =>
+    origin !== undefined && allowed.has(origin)
       ? { 'access-control-allow-origin': origin, vary: 'Origin' }
       : { vary: 'Origin' };
-  };
 }
 
 /** The path of a request URL (without the query). */
@@ -71,10 +72,10 @@ const pathOf = (url: string | undefined): string => {
 /**
  * One front door for MeshQL-style clients: `/<entity>/api` (and the REST docs) to the write-api,
  * `/<entity>/graph`, `/graphql` and `/graphiql` to the read-api; given the read side (`read`,
- * `restReads`), the GraphQL paths and the REST reads are answered in process. Forwarded requests never enter Fastify:
- * the HTTP server hands them straight to a lean `node:http` proxy (see proxy.ts; the latency scenario in
- * perf/ measured reply-from at several times the cost). Fastify only answers what the edge answers
- * itself: `/`, `/health`, `/ready`, unknown routes, malformed requests. It answers 4xx for what the
+ * `restReads`), the GraphQL paths and the REST reads are answered in process. Forwarded requests never
+ * enter Fastify: a plain one is passed on as bytes by the splice (splice.ts), any other by a lean
+ * `node:http` proxy (proxy.ts). Fastify only answers what the edge answers itself: `/`, `/health`,
+ * `/ready`, unknown routes, malformed requests. It answers 4xx for what the
  * client got wrong (malformed request, body too large, upload abandoned) and 502/504 only for a service
  * that did not answer; its error bodies name the service, never its address (the log has that).
  */
@@ -94,22 +95,26 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
   const ownHeaders = corsHeaders(config.corsOrigin);
   let app: FastifyInstance | undefined;
   let metrics: Metrics | undefined;
+  let splicer: Splicer | undefined;
+  const proxyLog = () => {
+    if (!app) throw new Error('edge: no app yet');
+    return app.log;
+  };
   const proxy = new Forwarder({
     upstreams: config.upstreams,
     bodyLimitBytes: config.bodyLimitBytes,
     timeoutMs: config.http.requestTimeoutMs,
     logRequests: config.logRequests,
-    log: () => {
-      if (!app) throw new Error('edge: no app yet');
-      return app.log;
-    },
+    log: proxyLog,
     ownHeaders,
   });
   app = serviceApp(config, {
     logger: options.logger ?? false,
-    // The data path: forwarded requests go to the proxy before Fastify sees them.
-    serverFactory: (handler) =>
-      createServer((request, response) => {
+    // The data path: connections are read by the splice first (splice.ts), which passes plain requests
+    // bound for a service on as bytes; what it hands to node:http goes to the proxy or the in-process read
+    // side before Fastify sees it.
+    serverFactory: (handler) => {
+      const server = createServer((request, response) => {
         const path = pathOf(request.url);
         const upstream = request.method === 'CONNECT' ? null : upstreamFor(path);
         if (upstream && metrics) {
@@ -126,13 +131,37 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
         }
         if (upstream) route(request, response, upstream, path);
         else handler(request, response);
-      }),
+      });
+      const [serveHttp] = server.listeners('connection') as ((connection: Duplex) => void)[];
+      if (!serveHttp) throw new Error('edge: node:http has no connection listener');
+      server.removeListener('connection', serveHttp);
+      splicer = new Splicer({
+        route: (method, path) => {
+          const upstream = upstreamFor(path);
+          if (!upstream || (upstream === 'read' && read) || (restReads && isRestRead(method, path)))
+            return undefined;
+          return upstream;
+        },
+        upstreams: { write: targetOf(config.upstreams.write), read: targetOf(config.upstreams.read) },
+        bodyLimitBytes: config.bodyLimitBytes,
+        timeoutMs: config.http.requestTimeoutMs,
+        keepAliveTimeoutMs: config.http.keepAliveTimeoutMs,
+        http: (connection) => serveHttp.call(server, connection),
+        answered: (method, status, seconds) => metrics?.observeRequest('/*', method, status, seconds),
+        log: proxyLog,
+        logRequests: config.logRequests,
+        ownHeaders,
+      });
+      const accepting = splicer;
+      server.on('connection', (socket: Socket) => accepting.accept(socket));
+      return server;
+    },
     // Requests Fastify refuses before routing (a malformed URL): 400 in the edge's own shape.
     frameworkErrors: (error, request, reply) => {
       writeError(
         reply.raw,
         new EdgeError('EGGMESH_BAD_REQUEST', `bad request: ${error.message}`),
-        ownHeaders(request.raw),
+        ownHeaders(request.headers.origin),
       );
     },
   });
@@ -140,6 +169,11 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
   rateLimit(app, config.rateLimitPerMin);
   metrics = installMetrics(app, { service: 'edge' });
   app.addHook('onClose', async () => proxy.close());
+  // Connections the splice holds are not node:http's to close: idle ones close now, busy ones after their answer.
+  app.addHook('preClose', (done) => {
+    splicer?.drain();
+    done();
+  });
   // Every method Node parses reaches the routes, so an unexpected one (PROPFIND…) on a service's path
   // gets that service's own 405 and Allow header.
   for (const method of METHODS) {
@@ -159,7 +193,7 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
   });
   // The edge's own answers carry the CORS headers the services send.
   app.addHook('onSend', async (request, reply, payload) => {
-    for (const [name, value] of Object.entries(ownHeaders(request.raw)))
+    for (const [name, value] of Object.entries(ownHeaders(request.headers.origin)))
       if (value !== undefined) reply.header(name, value);
     return payload;
   });

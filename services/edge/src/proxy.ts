@@ -24,7 +24,7 @@ const HOP_BY_HOP = new Set([
   'http2-settings',
 ]);
 
-const SERVICE: Record<Upstream, string> = { write: 'write-api', read: 'read-api' };
+export const SERVICE: Record<Upstream, string> = { write: 'write-api', read: 'read-api' };
 
 /** Responses up to this size (with a Content-Length) are sent in one write; larger ones stream. */
 const BUFFER_MAX_BYTES = 1024 * 1024;
@@ -41,18 +41,18 @@ export interface ProxyOptions {
   readonly timeoutMs: number;
   readonly log: () => ProxyLog;
   readonly logRequests: boolean;
-  /** Headers the edge's own answers carry (CORS), from the request. */
-  readonly ownHeaders: (request: IncomingMessage) => OutgoingHttpHeaders;
+  /** Headers the edge's own answers carry (CORS), from the request's `Origin`. */
+  readonly ownHeaders: (origin: string | undefined) => OutgoingHttpHeaders;
 }
 
-interface Target {
+export interface Target {
   readonly hostname: string;
   readonly port: number;
   /** The upstream's path prefix (usually empty). */
   readonly prefix: string;
 }
 
-const targetOf = (base: string): Target => {
+export const targetOf = (base: string): Target => {
   const url = new URL(base);
   return {
     hostname: url.hostname.replace(/^\[|\]$/g, ''),
@@ -148,7 +148,9 @@ export function badPath(path: string): boolean {
 }
 
 /**
- * The edge's data path on bare `node:http`: one keep-alive agent per service, headers copied once
+ * The forwarding path for what the byte path (splice.ts) leaves to node:http (chunked or oversized
+ * bodies, `Expect`, headers a `Connection` header names, requests Fastify's inject() sends in tests),
+ * on bare `node:http`: one keep-alive agent per service, headers copied once
  * (hop-by-hop ones dropped), the request body piped through (counted against the body limit when it
  * has no length), and the answer written back in one write when it has a length. No framework, no
  * per-request allocation beyond the header object and the upstream request.
@@ -197,7 +199,7 @@ export class Forwarder {
     };
     const fail = (error: EdgeError) => {
       if (status !== 0) return;
-      writeError(response, error, o.ownHeaders(request));
+      writeError(response, error, o.ownHeaders(request.headers.origin));
       done(error.statusCode);
     };
     const declared = request.headers['content-length'];

@@ -166,6 +166,15 @@ describe('edge: client-side problems', () => {
     });
   });
 
+  it('answers 408, not 504, to a body that has not arrived within the request timeout', async () => {
+    const answer = await raw(
+      port,
+      'POST /farm/api?slow HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":',
+      4000,
+    );
+    expect(statusOf(answer)).toBe(408);
+  });
+
   it('answers 413 itself for a body over the limit, with or without a length', async () => {
     const big = JSON.stringify({ name: 'x'.repeat(LIMIT * 10) });
     const sized = await raw(

@@ -1,0 +1,618 @@
+import { type OutgoingHttpHeaders, STATUS_CODES } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { Duplex } from 'node:stream';
+import { EdgeError } from './errors.js';
+import {
+  CRLF2,
+  FramingError,
+  type RequestHead,
+  type ResponseHead,
+  ResponseReader,
+  readRequestHead,
+} from './framing.js';
+import { badPath, type ProxyLog, SERVICE, type Target } from './proxy.js';
+import type { Upstream } from './routes.js';
+
+/**
+ * The edge's byte path. A forwarded request costs a process hop; through node:http (a server parsing
+ * the request into objects, a client building another) that hop cost 1.2–1.5 ms a request at a low
+ * rate, where a relay passing bytes cost under 0.1 ms (perf/README, round 13). So every connection the
+ * edge accepts is read here first: a request with a plain head (read strictly by framing.ts: one
+ * `Content-Length` or none, nothing a proxy must act on) bound for a service is passed on as bytes,
+ * its head rewritten only for `X-Forwarded-For` and `Connection`, over a pooled connection, and the
+ * answer's bytes are passed back as they come. Every other request (what the edge answers in process,
+ * and anything unusual) goes to the edge's node:http server through a stream standing in for the
+ * connection, one request at a time and in order; a head the strict reader cannot frame gives node:http
+ * the rest of the connection.
+ */
+
+export interface SpliceOptions {
+  /** The service a request is passed on to as bytes, or undefined when node:http answers it. */
+  readonly route: (method: string, path: string) => Upstream | undefined;
+  readonly upstreams: Record<Upstream, Target>;
+  readonly bodyLimitBytes: number;
+  /** A service that has not answered in this long gets a 504 (and the connection closes). */
+  readonly timeoutMs: number;
+  /** An idle client connection closes after this long. */
+  readonly keepAliveTimeoutMs: number;
+  /** node:http's connection listener: it serves the stream it is given as a connection. */
+  readonly http: (connection: Duplex) => void;
+  /** Called once per request answered on the byte path (metrics). */
+  readonly answered: (method: string, status: number, seconds: number) => void;
+  readonly log: () => ProxyLog;
+  readonly logRequests: boolean;
+  readonly ownHeaders: (origin: string | undefined) => OutgoingHttpHeaders;
+}
+
+/** Client bytes buffered beyond the request being answered (pipelining) before the socket is paused. */
+const MAX_BUFFERED = 64 * 1024;
+/** The longest request head the byte path reads; node:http takes longer ones (and answers 431). */
+const MAX_HEAD = 16 * 1024;
+/** Idle connections kept per service. */
+const MAX_IDLE = 256;
+
+/** What a pooled connection listens to while idle, removed when it is taken. */
+interface IdleWatch {
+  readonly onData: () => void;
+  readonly onClose: () => void;
+}
+
+/** Idle keep-alive connections to the services, closed before the services would close them. */
+class Pool {
+  readonly #idle: Record<Upstream, Socket[]> = { write: [], read: [] };
+  readonly #watches = new WeakMap<Socket, IdleWatch>();
+  constructor(
+    private readonly targets: Record<Upstream, Target>,
+    private readonly idleMs: number,
+  ) {}
+
+  take(upstream: Upstream): Socket {
+    const idle = this.#idle[upstream];
+    for (let socket = idle.pop(); socket; socket = idle.pop()) {
+      const watch = this.#watches.get(socket);
+      this.#watches.delete(socket);
+      if (watch) {
+        socket.off('data', watch.onData);
+        socket.off('close', watch.onClose);
+      }
+      if (socket.destroyed || socket.readableEnded) continue;
+      socket.setTimeout(0);
+      return socket;
+    }
+    const target = this.targets[upstream];
+    const socket = connect({ host: target.hostname, port: target.port, noDelay: true });
+    // Errors are handled per request (see Connection); one between requests only closes it.
+    socket.on('error', () => undefined);
+    socket.on('timeout', () => socket.destroy());
+    return socket;
+  }
+
+  give(upstream: Upstream, socket: Socket): void {
+    const idle = this.#idle[upstream];
+    if (idle.length >= MAX_IDLE) {
+      socket.destroy();
+      return;
+    }
+    const watch: IdleWatch = {
+      // Bytes from an idle connection mean it cannot be used again.
+      onData: () => socket.destroy(),
+      onClose: () => {
+        const at = idle.indexOf(socket);
+        if (at !== -1) idle.splice(at, 1);
+      },
+    };
+    socket.on('data', watch.onData);
+    socket.once('close', watch.onClose);
+    this.#watches.set(socket, watch);
+    socket.setTimeout(this.idleMs);
+    idle.push(socket);
+  }
+
+  close(): void {
+    for (const list of Object.values(this.#idle)) for (const socket of list.splice(0)) socket.destroy();
+  }
+}
+
+/** The stream node:http serves as the connection: what it reads is pushed in, what it writes goes out. */
+class Standin extends Duplex {
+  constructor(
+    private readonly real: Socket,
+    private readonly onWrite: (chunk: Buffer) => void,
+    private readonly onEnd: () => void,
+    private readonly onDestroy: () => void,
+  ) {
+    super({ allowHalfOpen: true });
+  }
+  get remoteAddress() {
+    return this.real.remoteAddress;
+  }
+  get remotePort() {
+    return this.real.remotePort;
+  }
+  get remoteFamily() {
+    return this.real.remoteFamily;
+  }
+  get localAddress() {
+    return this.real.localAddress;
+  }
+  get localPort() {
+    return this.real.localPort;
+  }
+  override _read(): void {}
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    this.onWrite(chunk);
+    done();
+  }
+  override _final(done: (error?: Error | null) => void): void {
+    this.onEnd();
+    done();
+  }
+  override _destroy(error: Error | null, done: (error?: Error | null) => void): void {
+    this.onDestroy();
+    done(error);
+  }
+  /** The splice owns the socket's timers (node:http's request timeouts still apply: they run on a clock). */
+  setTimeout(): this {
+    return this;
+  }
+  setNoDelay(): this {
+    return this;
+  }
+  setKeepAlive(): this {
+    return this;
+  }
+}
+
+/** One of the edge's own answers (502, 504) as bytes; the connection closes after it. */
+function errorBytes(error: EdgeError, extra: OutgoingHttpHeaders): Buffer {
+  const body = JSON.stringify(error.toBody());
+  let head = `HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode] ?? ''}\r\n`;
+  for (const [name, value] of Object.entries(extra)) if (value !== undefined) head += `${name}: ${value}\r\n`;
+  head += `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\ndate: ${new Date().toUTCString()}\r\nconnection: close\r\n\r\n`;
+  return Buffer.from(head + body, 'latin1');
+}
+
+/** What node:http answers a request that did not arrive in time. */
+const REQUEST_TIMEOUT = Buffer.from(
+  'HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n',
+);
+
+/** Every connection the edge accepted, for shutdown. */
+export class Splicer {
+  readonly #open = new Set<Connection>();
+  readonly #pool: Pool;
+  #draining = false;
+
+  constructor(readonly options: SpliceOptions) {
+    // Half the services' keep-alive timeout: a pooled connection is never used as the service closes it.
+    this.#pool = new Pool(options.upstreams, Math.max(100, Math.floor(options.keepAliveTimeoutMs / 2)));
+  }
+
+  get pool(): Pool {
+    return this.#pool;
+  }
+
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  accept(socket: Socket): void {
+    const connection = new Connection(this, socket);
+    this.#open.add(connection);
+    socket.once('close', () => this.#open.delete(connection));
+  }
+
+  /** Shutdown: idle connections close now, busy ones after their answer; pooled ones close. */
+  drain(): void {
+    this.#draining = true;
+    for (const connection of this.#open) connection.drain();
+    this.#pool.close();
+  }
+}
+
+/** A forwarded request on the byte path, until its answer has been passed on. */
+interface Forward {
+  readonly upstream: Upstream;
+  readonly socket: Socket;
+  readonly reader: ResponseReader;
+  readonly timer: NodeJS.Timeout;
+  readonly started: number;
+  readonly head: RequestHead;
+  /** The service answered (a first byte came back). */
+  answered: boolean;
+  /** What this request listens to on the service's connection (taken off when it ends). */
+  readonly listeners: {
+    data?: (chunk: Buffer) => void;
+    error?: (error: Error) => void;
+    end?: () => void;
+    close?: () => void;
+  };
+}
+
+/** Ends a forward's hold on its connection to the service. */
+function detach(forward: Forward): void {
+  clearTimeout(forward.timer);
+  const { data, error, end, close } = forward.listeners;
+  if (data) forward.socket.off('data', data);
+  if (error) forward.socket.off('error', error);
+  if (end) forward.socket.off('end', end);
+  if (close) forward.socket.off('close', close);
+}
+
+class Connection {
+  readonly #socket: Socket;
+  readonly #splicer: Splicer;
+  readonly #o: SpliceOptions;
+  /** Client bytes not yet passed on. */
+  #buffer: Buffer | undefined;
+  /** A request is being answered. */
+  #busy = false;
+  /** Body bytes of the current request still to come, and where they go. */
+  #bodyLeft = 0;
+  #sink: ((bytes: Buffer) => void) | undefined;
+  #forward: Forward | undefined;
+  /** The response node:http is writing for the request handed to it. */
+  #httpReader: ResponseReader | undefined;
+  #standin: Standin | undefined;
+  /** node:http has the connection from here on. */
+  #handed = false;
+  #closeAfter = false;
+  /** The `Keep-Alive` value the edge's answers carry (node:http's form). */
+  readonly #keepAlive: string;
+
+  constructor(splicer: Splicer, socket: Socket) {
+    this.#splicer = splicer;
+    this.#o = splicer.options;
+    this.#keepAlive = `timeout=${Math.floor(this.#o.keepAliveTimeoutMs / 1000)}`;
+    this.#socket = socket;
+    socket.on('data', (chunk: Buffer) => this.#onData(chunk));
+    socket.on('end', () => this.#onEnd());
+    socket.on('error', () => undefined);
+    socket.on('close', () => this.#onClose());
+    socket.on('timeout', () => socket.destroy());
+    socket.setTimeout(this.#o.keepAliveTimeoutMs);
+  }
+
+  drain(): void {
+    if (this.#handed) return; // node:http's own shutdown closes it
+    if (this.#busy || this.#bodyLeft > 0) this.#closeAfter = true;
+    else this.#socket.end();
+  }
+
+  #onData(chunk: Buffer): void {
+    if (this.#handed) {
+      this.#standin?.push(chunk);
+      return;
+    }
+    if (this.#bodyLeft > 0) {
+      const n = Math.min(this.#bodyLeft, chunk.length);
+      this.#bodyLeft -= n;
+      this.#sink?.(n === chunk.length ? chunk : chunk.subarray(0, n));
+      if (n === chunk.length) {
+        if (this.#bodyLeft === 0) this.#settled();
+        return;
+      }
+      chunk = chunk.subarray(n);
+    }
+    this.#buffer = this.#buffer ? Buffer.concat([this.#buffer, chunk]) : chunk;
+    if (this.#busy || this.#bodyLeft > 0) {
+      if (this.#buffer.length > MAX_BUFFERED) this.#socket.pause();
+      return;
+    }
+    this.#next();
+  }
+
+  #onEnd(): void {
+    if (this.#handed) this.#standin?.push(null);
+    // The client stopped sending with its request's body incomplete: it can never be answered.
+    else if (this.#forward && this.#bodyLeft > 0) this.#socket.destroy();
+    else if (this.#bodyLeft > 0 && this.#standin) {
+      // node:http is reading that body: it sees the client's end (and answers or closes as it does).
+      this.#closeAfter = true;
+      this.#standin.push(null);
+    } else if (this.#busy || this.#bodyLeft > 0) this.#closeAfter = true;
+    else this.#socket.end();
+  }
+
+  #onClose(): void {
+    const forward = this.#forward;
+    if (forward) {
+      this.#forward = undefined;
+      detach(forward);
+      forward.socket.destroy();
+      if (this.#bodyLeft > 0) {
+        // The client went away before its request was complete: a client problem, as node:http's path logs it.
+        this.#o
+          .log()
+          .info(
+            { url: forward.head.target },
+            'the client closed the connection before its request was complete',
+          );
+        this.#logRequest(forward, 400);
+      }
+    }
+    this.#standin?.destroy();
+  }
+
+  /** Reads the next request from the buffer and sends it on its way. */
+  #next(): void {
+    const buffer = this.#buffer;
+    if (!buffer || buffer.length === 0 || this.#busy || this.#handed) return;
+    const end = buffer.indexOf(CRLF2);
+    if (end === -1 || end > MAX_HEAD) {
+      // A head in pieces (or too long): node:http reads the rest of the connection, with its own timeouts.
+      this.#hand();
+      return;
+    }
+    const head = readRequestHead(buffer.toString('latin1', 0, end));
+    if (!head) {
+      this.#hand();
+      return;
+    }
+    const start = end + 4;
+    const query = head.target.indexOf('?');
+    const path = query === -1 ? head.target : head.target.slice(0, query);
+    const upstream =
+      head.plain && head.length <= this.#o.bodyLimitBytes && !badPath(path) && !this.#splicer.draining
+        ? this.#o.route(head.method, path)
+        : undefined;
+    this.#busy = true;
+    // While a request is answered its own timers run: the forward's answer timeout, node:http's request timeouts.
+    this.#socket.setTimeout(0);
+    if (head.close) this.#closeAfter = true;
+    const available = Math.min(head.length, buffer.length - start);
+    const body = buffer.subarray(start, start + available);
+    this.#buffer = buffer.length > start + available ? buffer.subarray(start + available) : undefined;
+    this.#bodyLeft = head.length - available;
+    if (upstream) this.#pass(head, upstream, buffer.subarray(0, start), body);
+    else this.#toHttp(buffer.subarray(0, start), head, body);
+  }
+
+  /** Passes the request on to a service as bytes. */
+  #pass(head: RequestHead, upstream: Upstream, headBytes: Buffer, body: Buffer): void {
+    const o = this.#o;
+    const target = o.upstreams[upstream];
+    const client = this.#socket.remoteAddress;
+    const chain =
+      head.forwardedFor === undefined
+        ? client
+        : client
+          ? `${head.forwardedFor}, ${client}`
+          : head.forwardedFor;
+    let sent: Buffer;
+    if (head.asSent && target.prefix === '') {
+      // The common case: the head as the client sent it, one line added.
+      sent = Buffer.concat([
+        headBytes.subarray(0, headBytes.length - 2),
+        Buffer.from(chain === undefined ? '\r\n' : `x-forwarded-for: ${chain}\r\n\r\n`, 'latin1'),
+        body,
+      ]);
+    } else {
+      let text = `${head.method} ${target.prefix}${head.target} HTTP/1.1\r\n`;
+      for (const line of head.lines) text += `${line}\r\n`;
+      if (chain !== undefined) text += `x-forwarded-for: ${chain}\r\n`;
+      text += '\r\n';
+      sent = Buffer.concat([Buffer.from(text, 'latin1'), body]);
+    }
+    const socket = this.#splicer.pool.take(upstream);
+    const reader = new ResponseReader(head.method === 'HEAD', (bytes, responseHead) => {
+      const out = responseHead ? this.#rewrite(responseHead, reader, bytes) : bytes;
+      if (!this.#socket.write(out) && !socket.isPaused()) {
+        socket.pause();
+        this.#socket.once('drain', () => socket.resume());
+      }
+    });
+    const forward: Forward = {
+      upstream,
+      socket,
+      reader,
+      started: performance.now(),
+      head,
+      answered: false,
+      listeners: {},
+      timer: setTimeout(() => this.#timedOut(forward), o.timeoutMs),
+    };
+    this.#forward = forward;
+    forward.listeners.data = (chunk: Buffer) => {
+      if (this.#forward !== forward) return;
+      forward.answered = true;
+      let used: number;
+      // The head (rewritten) and the body of a chunk leave in one write.
+      this.#socket.cork();
+      try {
+        used = reader.feed(chunk);
+      } catch (error) {
+        if (!(error instanceof FramingError)) throw error;
+        this.#failed(forward, false, error);
+        return;
+      } finally {
+        this.#socket.uncork();
+      }
+      if (reader.done) this.#answered(forward, used === chunk.length);
+    };
+    forward.listeners.error = (error: Error) => this.#failed(forward, false, error);
+    forward.listeners.end = () => {
+      if (this.#forward !== forward) return;
+      if (reader.untilClose) this.#answered(forward, false);
+      else this.#failed(forward, false);
+    };
+    forward.listeners.close = () => this.#failed(forward, false);
+    socket.on('data', forward.listeners.data).on('error', forward.listeners.error);
+    socket.on('end', forward.listeners.end).on('close', forward.listeners.close);
+    this.#sink = (bytes) => socket.write(bytes);
+    socket.write(sent);
+  }
+
+  /** The answer's head for the client: its own `Connection` (and `Keep-Alive`), the rest as the service sent it. */
+  #rewrite(head: ResponseHead, reader: ResponseReader, bytes: Buffer): Buffer {
+    if (head.close || reader.untilClose || this.#splicer.draining) this.#closeAfter = true;
+    // The service keeps its connections as the edge keeps the client's: its head goes as it is.
+    if (!this.#closeAfter && head.keepAlive === this.#keepAlive) return bytes;
+    let text = `HTTP/1.1 ${head.status} ${STATUS_CODES[head.status] ?? ''}\r\n`;
+    for (const line of head.lines) {
+      const name = line.slice(0, line.indexOf(':')).toLowerCase();
+      if (name !== 'connection' && name !== 'keep-alive') text += `${line}\r\n`;
+    }
+    text += this.#closeAfter
+      ? 'connection: close\r\n\r\n'
+      : `connection: keep-alive\r\nkeep-alive: ${this.#keepAlive}\r\n\r\n`;
+    return Buffer.from(text, 'latin1');
+  }
+
+  /** The service's answer has been passed on whole. */
+  #answered(forward: Forward, reusable: boolean): void {
+    this.#forward = undefined;
+    detach(forward);
+    if (reusable && !forward.reader.head?.close && !forward.reader.untilClose && this.#bodyLeft === 0)
+      this.#splicer.pool.give(forward.upstream, forward.socket);
+    else forward.socket.destroy();
+    const status = forward.reader.head?.status ?? 0;
+    this.#o.answered(forward.head.method, status, (performance.now() - forward.started) / 1000);
+    this.#logRequest(forward, status);
+    // A body the service answered before reading it all is read and dropped.
+    this.#sink = undefined;
+    if (this.#bodyLeft > 0) this.#socket.setTimeout(this.#o.timeoutMs);
+    this.#done();
+  }
+
+  /**
+   * The request timeout ran out: a client still sending its body gets node:http's 408 (a client
+   * problem, as the services answer it), otherwise the service was too slow (504).
+   */
+  #timedOut(forward: Forward): void {
+    if (this.#forward !== forward) return;
+    if (this.#bodyLeft === 0 || forward.answered) {
+      this.#failed(forward, true);
+      return;
+    }
+    this.#forward = undefined;
+    detach(forward);
+    forward.socket.destroy();
+    this.#o.answered(forward.head.method, 408, (performance.now() - forward.started) / 1000);
+    this.#logRequest(forward, 408);
+    this.#sink = undefined;
+    this.#bodyLeft = 0;
+    this.#socket.end(REQUEST_TIMEOUT);
+  }
+
+  /** The service did not answer (or broke off): a 502/504 when nothing was passed on yet. */
+  #failed(forward: Forward, timedOut: boolean, error?: Error): void {
+    if (this.#forward !== forward) return;
+    this.#forward = undefined;
+    detach(forward);
+    forward.socket.destroy();
+    if (forward.answered) {
+      this.#socket.destroy();
+      return;
+    }
+    const service = SERVICE[forward.upstream];
+    const target = this.#o.upstreams[forward.upstream];
+    this.#o
+      .log()
+      .warn(
+        { err: error, service, upstream: `${target.hostname}:${target.port}` },
+        timedOut ? `${service} did not answer in time` : `${service} did not answer`,
+      );
+    const answer = timedOut
+      ? new EdgeError('EGGMESH_UPSTREAM_TIMEOUT', `the ${service} did not answer in time`)
+      : new EdgeError('EGGMESH_UPSTREAM_UNAVAILABLE', `the ${service} did not answer`);
+    this.#o.answered(forward.head.method, answer.statusCode, (performance.now() - forward.started) / 1000);
+    this.#logRequest(forward, answer.statusCode);
+    this.#sink = undefined;
+    this.#bodyLeft = 0;
+    this.#socket.end(errorBytes(answer, this.#o.ownHeaders(forward.head.origin)));
+  }
+
+  #logRequest(forward: Forward, status: number): void {
+    if (!this.#o.logRequests) return;
+    this.#o.log().info(
+      {
+        req: { method: forward.head.method, url: forward.head.target },
+        res: { statusCode: status },
+        responseTime: performance.now() - forward.started,
+        upstream: SERVICE[forward.upstream],
+      },
+      'request completed',
+    );
+  }
+
+  #standinFor(): Standin {
+    if (this.#standin && !this.#standin.destroyed) return this.#standin;
+    const standin = new Standin(
+      this.#socket,
+      (chunk) => {
+        if (this.#standin !== standin) return;
+        this.#socket.write(chunk);
+        const reader = this.#httpReader;
+        if (!reader) return;
+        try {
+          reader.feed(chunk);
+        } catch {
+          this.#socket.destroy();
+          return;
+        }
+        if (reader.done) {
+          this.#httpReader = undefined;
+          // Not inside node:http's own write: the next request may be pushed to it.
+          process.nextTick(() => this.#done());
+        }
+      },
+      // node:http closes the connection (it answered `Connection: close`, or refused the request).
+      () => {
+        if (this.#standin === standin) this.#socket.end();
+      },
+      () => {
+        if (this.#standin !== standin) return;
+        this.#standin = undefined;
+        this.#httpReader = undefined;
+        // node:http let go of a connection it saw idle (shutdown) while a forward runs: close after it.
+        if (this.#forward && !this.#handed) this.#closeAfter = true;
+        else this.#socket.destroy();
+      },
+    );
+    this.#standin = standin;
+    this.#o.http(standin);
+    return standin;
+  }
+
+  /** node:http answers this request (read from the connection through the stand-in). */
+  #toHttp(headBytes: Buffer, head: RequestHead, body: Buffer): void {
+    const standin = this.#standinFor();
+    this.#httpReader = new ResponseReader(head.method === 'HEAD', () => undefined);
+    this.#sink = (bytes) => {
+      if (!standin.destroyed) standin.push(bytes);
+    };
+    standin.push(body.length > 0 ? Buffer.concat([headBytes, body]) : headBytes);
+  }
+
+  /** node:http takes the rest of the connection. */
+  #hand(): void {
+    const standin = this.#standinFor();
+    this.#handed = true;
+    this.#socket.setTimeout(0);
+    const buffer = this.#buffer;
+    this.#buffer = undefined;
+    if (buffer) standin.push(buffer);
+    this.#socket.resume();
+  }
+
+  /** The current answer is complete. */
+  #done(): void {
+    this.#busy = false;
+    this.#settled();
+  }
+
+  /** Once the answer and the request's body are both through: the next request, or the end. */
+  #settled(): void {
+    if (this.#busy || this.#bodyLeft > 0) return;
+    this.#sink = undefined;
+    if (this.#closeAfter) {
+      this.#buffer = undefined;
+      this.#socket.end();
+      return;
+    }
+    this.#socket.setTimeout(this.#o.keepAliveTimeoutMs);
+    if (this.#socket.isPaused()) this.#socket.resume();
+    this.#next();
+  }
+}
