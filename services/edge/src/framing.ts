@@ -188,31 +188,20 @@ export class ResponseReader {
           this.#begin(headBytes);
           break;
         }
-        case State.Length: {
+        case State.Length:
+        case State.ChunkData:
+        case State.ChunkEnd: {
+          // A counted run of bytes: the body, a chunk's data, or the CRLF after it.
           const n = Math.min(this.#left, chunk.length - at);
           this.out(chunk.subarray(at, at + n), undefined);
           at += n;
           this.#left -= n;
-          if (this.#left === 0) this.#finish();
-          break;
-        }
-        case State.ChunkData: {
-          const n = Math.min(this.#left, chunk.length - at);
-          this.out(chunk.subarray(at, at + n), undefined);
-          at += n;
-          this.#left -= n;
-          if (this.#left === 0) {
+          if (this.#left > 0) break;
+          if (this.#state === State.Length) this.#finish();
+          else if (this.#state === State.ChunkData) {
             this.#state = State.ChunkEnd;
             this.#left = 2;
-          }
-          break;
-        }
-        case State.ChunkEnd: {
-          const n = Math.min(this.#left, chunk.length - at);
-          this.out(chunk.subarray(at, at + n), undefined);
-          at += n;
-          this.#left -= n;
-          if (this.#left === 0) this.#state = State.ChunkSize;
+          } else this.#state = State.ChunkSize;
           break;
         }
         case State.ChunkSize:

@@ -1,9 +1,9 @@
 import { request as httpRequest } from 'node:http';
-import { connect } from 'node:net';
 import { buildApp } from '@eggmesh/edge';
 import { loadConfig } from '@eggmesh/service-kit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { raw } from './raw-client.js';
 
 // A listening edge in front of real upstream servers, driven by raw HTTP clients: what curl and
 // browsers send, including what the edge must not turn into a 5xx.
@@ -42,24 +42,6 @@ function expectContinue(url: string, body: string): Promise<Answer & { continued
       );
     });
     req.on('error', reject);
-  });
-}
-
-/** Writes raw bytes, returns what came back before the server closed (or `ms` passed). */
-function raw(port: number, text: string, ms = 5000): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    let got = '';
-    socket.on('data', (c) => {
-      got += c.toString('latin1');
-    });
-    socket.on('error', () => undefined);
-    const timer = setTimeout(() => socket.destroy(), ms);
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(got);
-    });
-    socket.write(text);
   });
 }
 

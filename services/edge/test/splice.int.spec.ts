@@ -3,34 +3,11 @@ import { buildApp } from '@eggmesh/edge';
 import { loadConfig } from '@eggmesh/service-kit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exchange } from './raw-client.js';
 
 // The edge's byte path (splice.ts) against real upstream servers, driven by raw sockets: pipelined
 // requests that alternate between the byte path and node:http, heads and bodies in pieces, the answers'
 // framings (length, chunked, none), and what the client sees of the connection.
-
-/** Sends `parts` (one write each, `gapMs` apart) and collects what comes back until close or `ms`. */
-function exchange(port: number, parts: readonly string[], ms = 3000, gapMs = 30): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    let got = '';
-    socket.on('data', (c) => {
-      got += c.toString('latin1');
-    });
-    socket.on('error', () => undefined);
-    const timer = setTimeout(() => socket.destroy(), ms);
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(got);
-    });
-    let i = 0;
-    const next = () => {
-      if (i >= parts.length) return;
-      socket.write(parts[i++]!);
-      setTimeout(next, gapMs);
-    };
-    socket.on('connect', next);
-  });
-}
 
 /** The answers in a byte stream, in order: status and body (by Content-Length or chunked). */
 function answers(text: string): { status: number; head: string; body: string }[] {
