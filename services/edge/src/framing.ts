@@ -148,7 +148,8 @@ export class FramingError extends Error {}
  * Follows one response through the bytes that carry it: its head, then a body framed by
  * `Content-Length`, chunked coding or the connection's end (RFC 9112 §6.3), 1xx interim answers passed
  * over. `feed` returns how many bytes of a chunk belong to the response; `done` turns true at its end.
- * `onHead` sees each final head (and may replace its bytes: `head` is what is written out).
+ * Every byte of the response goes to `out` as it is read; the final head's bytes come with the head
+ * read from them, so the caller may write other bytes in their place.
  */
 export class ResponseReader {
   done = false;
@@ -162,7 +163,7 @@ export class ResponseReader {
 
   constructor(
     private readonly headRequest: boolean,
-    /** Writes bytes of the response out; `head` is true for the bytes of a head. */
+    /** Takes the response's bytes in order; `head` is given with the bytes of the final head. */
     private readonly out: (bytes: Buffer, head: ResponseHead | undefined) => void,
   ) {}
 
