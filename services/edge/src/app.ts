@@ -82,14 +82,17 @@ const pathOf = (url: string | undefined): string => {
 export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
   const { config, read, restReads } = options;
   /** Where a routed request goes: the in-process read side, or the forwarder. */
+  /** The in-process handler that answers a routed request, if any (else it is forwarded). */
+  const servedHere = (method: string | undefined, path: string, upstream: Upstream) =>
+    upstream === 'read' && read ? read : restReads && isRestRead(method, path) ? restReads : undefined;
   const route = (
     request: IncomingMessage,
     response: ServerResponse,
     upstream: Upstream,
     path: string,
   ): void => {
-    if (upstream === 'read' && read) read(request, response);
-    else if (restReads && isRestRead(request.method, path)) restReads(request, response);
+    const here = servedHere(request.method, path, upstream);
+    if (here) here(request, response);
     else proxy.handle(request, response, upstream);
   };
   const ownHeaders = corsHeaders(config.corsOrigin);
@@ -138,9 +141,7 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
       splicer = new Splicer({
         route: (method, path) => {
           const upstream = upstreamFor(path);
-          if (!upstream || (upstream === 'read' && read) || (restReads && isRestRead(method, path)))
-            return undefined;
-          return upstream;
+          return upstream && !servedHere(method, path, upstream) ? upstream : undefined;
         },
         upstreams: { write: targetOf(config.upstreams.write), read: targetOf(config.upstreams.read) },
         bodyLimitBytes: config.bodyLimitBytes,

@@ -118,16 +118,27 @@ export function writeError(
     response.destroy();
     return;
   }
-  const body = JSON.stringify(error.toBody());
-  const headers: OutgoingHttpHeaders = {
-    ...extraHeaders,
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-  };
+  const { body, headers } = errorAnswer(error, extraHeaders);
   // The rest of a refused upload would otherwise have to be read before the connection can be reused.
   if (error.statusCode === 413) headers.connection = 'close';
   response.writeHead(error.statusCode, headers);
   response.end(body);
+}
+
+/** The body and headers of one of the edge's own error answers (node:http's path and the byte path). */
+export function errorAnswer(
+  error: EdgeError,
+  extraHeaders: OutgoingHttpHeaders,
+): { body: string; headers: OutgoingHttpHeaders } {
+  const body = JSON.stringify(error.toBody());
+  return {
+    body,
+    headers: {
+      ...extraHeaders,
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+    },
+  };
 }
 
 export const tooLarge = (limit: number) =>

@@ -10,7 +10,7 @@ import {
   ResponseReader,
   readRequestHead,
 } from './framing.js';
-import { badPath, type ProxyLog, SERVICE, type Target } from './proxy.js';
+import { badPath, errorAnswer, type ProxyLog, SERVICE, type Target } from './proxy.js';
 import type { Upstream } from './routes.js';
 
 /**
@@ -165,10 +165,11 @@ class Standin extends Duplex {
 
 /** One of the edge's own answers (502, 504) as bytes; the connection closes after it. */
 function errorBytes(error: EdgeError, extra: OutgoingHttpHeaders): Buffer {
-  const body = JSON.stringify(error.toBody());
+  const { body, headers } = errorAnswer(error, extra);
   let head = `HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode] ?? ''}\r\n`;
-  for (const [name, value] of Object.entries(extra)) if (value !== undefined) head += `${name}: ${value}\r\n`;
-  head += `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\ndate: ${new Date().toUTCString()}\r\nconnection: close\r\n\r\n`;
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined) head += `${name}: ${value}\r\n`;
+  head += `date: ${new Date().toUTCString()}\r\nconnection: close\r\n\r\n`;
   return Buffer.from(head + body, 'latin1');
 }
 
@@ -317,9 +318,7 @@ class Connection {
   #onClose(): void {
     const forward = this.#forward;
     if (forward) {
-      this.#forward = undefined;
-      detach(forward);
-      forward.socket.destroy();
+      this.#release(forward);
       if (this.#bodyLeft > 0) {
         // The client went away before its request was complete: a client problem, as node:http's path logs it.
         this.#o
@@ -459,16 +458,46 @@ class Connection {
     return Buffer.from(text, 'latin1');
   }
 
-  /** The service's answer has been passed on whole. */
-  #answered(forward: Forward, reusable: boolean): void {
+  /** The forward is over: its listeners and timer go; the connection to the service closes unless `keep`. */
+  #release(forward: Forward, keep = false): void {
     this.#forward = undefined;
     detach(forward);
-    if (reusable && !forward.reader.head?.close && !forward.reader.untilClose && this.#bodyLeft === 0)
-      this.#splicer.pool.give(forward.upstream, forward.socket);
+    if (keep) this.#splicer.pool.give(forward.upstream, forward.socket);
     else forward.socket.destroy();
-    const status = forward.reader.head?.status ?? 0;
+  }
+
+  /** Counts the answer (metrics) and logs it when requests are logged. */
+  #record(forward: Forward, status: number): void {
     this.#o.answered(forward.head.method, status, (performance.now() - forward.started) / 1000);
     this.#logRequest(forward, status);
+  }
+
+  #logRequest(forward: Forward, status: number): void {
+    if (!this.#o.logRequests) return;
+    this.#o.log().info(
+      {
+        req: { method: forward.head.method, url: forward.head.target },
+        res: { statusCode: status },
+        responseTime: performance.now() - forward.started,
+        upstream: SERVICE[forward.upstream],
+      },
+      'request completed',
+    );
+  }
+
+  /** The edge answers the request itself (408, 502, 504) and closes the connection. */
+  #closeWith(forward: Forward, status: number, bytes: Buffer): void {
+    this.#record(forward, status);
+    this.#sink = undefined;
+    this.#bodyLeft = 0;
+    this.#socket.end(bytes);
+  }
+
+  /** The service's answer has been passed on whole. */
+  #answered(forward: Forward, reusable: boolean): void {
+    const reader = forward.reader;
+    this.#release(forward, reusable && !reader.head?.close && !reader.untilClose && this.#bodyLeft === 0);
+    this.#record(forward, reader.head?.status ?? 0);
     // A body the service answered before reading it all is read and dropped.
     this.#sink = undefined;
     if (this.#bodyLeft > 0) this.#socket.setTimeout(this.#o.timeoutMs);
@@ -485,22 +514,14 @@ class Connection {
       this.#failed(forward, true);
       return;
     }
-    this.#forward = undefined;
-    detach(forward);
-    forward.socket.destroy();
-    this.#o.answered(forward.head.method, 408, (performance.now() - forward.started) / 1000);
-    this.#logRequest(forward, 408);
-    this.#sink = undefined;
-    this.#bodyLeft = 0;
-    this.#socket.end(REQUEST_TIMEOUT);
+    this.#release(forward);
+    this.#closeWith(forward, 408, REQUEST_TIMEOUT);
   }
 
   /** The service did not answer (or broke off): a 502/504 when nothing was passed on yet. */
   #failed(forward: Forward, timedOut: boolean, error?: Error): void {
     if (this.#forward !== forward) return;
-    this.#forward = undefined;
-    detach(forward);
-    forward.socket.destroy();
+    this.#release(forward);
     if (forward.answered) {
       this.#socket.destroy();
       return;
@@ -516,24 +537,7 @@ class Connection {
     const answer = timedOut
       ? new EdgeError('EGGMESH_UPSTREAM_TIMEOUT', `the ${service} did not answer in time`)
       : new EdgeError('EGGMESH_UPSTREAM_UNAVAILABLE', `the ${service} did not answer`);
-    this.#o.answered(forward.head.method, answer.statusCode, (performance.now() - forward.started) / 1000);
-    this.#logRequest(forward, answer.statusCode);
-    this.#sink = undefined;
-    this.#bodyLeft = 0;
-    this.#socket.end(errorBytes(answer, this.#o.ownHeaders(forward.head.origin)));
-  }
-
-  #logRequest(forward: Forward, status: number): void {
-    if (!this.#o.logRequests) return;
-    this.#o.log().info(
-      {
-        req: { method: forward.head.method, url: forward.head.target },
-        res: { statusCode: status },
-        responseTime: performance.now() - forward.started,
-        upstream: SERVICE[forward.upstream],
-      },
-      'request completed',
-    );
+    this.#closeWith(forward, answer.statusCode, errorBytes(answer, this.#o.ownHeaders(forward.head.origin)));
   }
 
   #standinFor(): Standin {
