@@ -102,6 +102,22 @@ export function runEventLogContract(name: string, harness: EventLogHarness): voi
       }
     });
 
+    it('gives back payloads exactly as written, whatever their text holds', async () => {
+      const awkward = {
+        name: 'quote " backslash \\ slash / newline \n tab \t nul \u0000 line-sep \u2028 é 🥚',
+        'key with "quotes"': ['[', ']', ',', '{"not": "an object"}', '', null],
+        nested: { deep: { list: [1, -0.5, 1e21, 123456789012345, true, false, null] } },
+        farm_type: 'homestead',
+        zone: 'north',
+      };
+      const a = { op: 'create', entity: 'farm', id: randomUUID(), payload: awkward } as const;
+      await commit(a);
+      await commit({ op: 'update', entity: 'farm', id: a.id, payload: { ...awkward, name: '' } });
+      const entries = await settle(log, 2);
+      expect(entries[0]).toMatchObject({ id: a.id, payload: awkward, previous: null });
+      expect(entries[1]).toMatchObject({ id: a.id, payload: { ...awkward, name: '' }, previous: awkward });
+    });
+
     it('pages with after and limit without skipping or repeating an entry', async () => {
       for (let i = 0; i < 7; i++) await commit(createFarm(`f${i}`), createFarm(`g${i}`));
       const all = await settle(log, 14);
