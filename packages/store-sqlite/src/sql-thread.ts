@@ -18,21 +18,32 @@ interface SqlThreadData {
   readonly driver: string;
   readonly file: string;
   readonly readonly: boolean;
+  readonly patienceMs: number;
 }
+
+/** How long a call waits, by the clock, for a lock another connection holds (`patienceMs`). */
+export const SQL_THREAD_PATIENCE_MS = 60_000;
 
 /**
  * The thread: one connection, the statements it is sent (prepared once, then named by number), run in
  * the order they arrive. A write runs in one IMMEDIATE transaction, a read in one deferred transaction
  * (one snapshot), answering each statement's rows as arrays.
+ *
+ * Waiting for a lock: SQLite's busy timeout counts its own sleeps rather than reading a clock, and a
+ * signal cuts each sleep short (a CPU profiler sends one every millisecond), so under a profiler its
+ * 5 s ran out after 60–250 ms and a rebuild failed with SQLITE_BUSY. SQLite waits in place up to a
+ * second; past that, a call that failed with SQLITE_BUSY (rolled back whole) runs again until
+ * `patienceMs` have passed on the clock.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
+const pause = new Int32Array(new SharedArrayBuffer(4));
 let db;
 let unopened;
 try {
   db = new Database(workerData.file, workerData.readonly ? { readonly: true, fileMustExist: true } : {});
-  db.pragma('busy_timeout = 5000');
+  db.pragma('busy_timeout = ' + Math.min(workerData.patienceMs, 1000));
 } catch (error) {
   unopened = error;
   db = new Database(':memory:');
@@ -49,14 +60,25 @@ const write = db.transaction((ops) => {
   }
 });
 const read = db.transaction((ops) => ops.map(([i, params]) => statements[i].raw(true).all(params)));
+const patiently = (run) => {
+  const until = Date.now() + workerData.patienceMs;
+  for (;;) {
+    try {
+      return run();
+    } catch (error) {
+      if (!error || error.code !== 'SQLITE_BUSY' || db.inTransaction || Date.now() >= until) throw error;
+      Atomics.wait(pause, 0, 0, 2);
+    }
+  }
+};
 parentPort.on('message', (request) => {
   let reply = {};
   try {
     if (unopened) throw unopened;
     for (const sql of request.prepare) statements.push(db.prepare(sql));
-    if (request.kind === 'exec') db.exec(request.sql);
-    else if (request.kind === 'write') write.immediate(request.ops);
-    else if (request.kind === 'read') reply = { rows: read.deferred(request.ops) };
+    if (request.kind === 'exec') patiently(() => db.exec(request.sql));
+    else if (request.kind === 'write') patiently(() => write.immediate(request.ops));
+    else if (request.kind === 'read') reply = { rows: patiently(() => read.deferred(request.ops)) };
     else if (request.kind === 'close') db.close();
   } catch (error) {
     reply = { error: String(error && error.message ? error.message : error), code: error && error.code };
@@ -89,6 +111,7 @@ export class SqlThread {
   private readonly worker: Worker;
   private readonly numbers = new Map<string, number>();
   private readonly waiting: Array<{
+    readonly kind: Request['kind'];
     resolve: (rows: unknown[][][] | undefined) => void;
     reject: (error: Error) => void;
   }> = [];
@@ -96,18 +119,24 @@ export class SqlThread {
   private closing: Promise<void> | undefined;
   private readonly exited: Promise<void>;
 
-  constructor(file: string, options: { readonly readonly?: boolean } = {}) {
+  constructor(file: string, options: { readonly readonly?: boolean; readonly patienceMs?: number } = {}) {
     driver ??= createRequire(import.meta.url).resolve('better-sqlite3');
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { driver, file, readonly: options.readonly ?? false } satisfies SqlThreadData,
+      workerData: {
+        driver,
+        file,
+        readonly: options.readonly ?? false,
+        patienceMs: options.patienceMs ?? SQL_THREAD_PATIENCE_MS,
+      } satisfies SqlThreadData,
       stdout: false,
       stderr: false,
     });
     this.worker.on('message', (reply: Reply) => {
       const waiter = this.waiting.shift();
       if (!waiter) return;
-      if ('error' in reply) waiter.reject(new SqlThreadError(reply.error, reply.code));
+      if ('error' in reply)
+        waiter.reject(new SqlThreadError(`${waiter.kind} on ${file}: ${reply.error}`, reply.code));
       else waiter.resolve(reply.rows);
     });
     this.worker.on('error', (error) => this.died(error));
@@ -128,7 +157,7 @@ export class SqlThread {
   private send(request: Request): Promise<unknown[][][] | undefined> {
     if (this.dead) return Promise.reject(this.dead);
     return new Promise((resolve, reject) => {
-      this.waiting.push({ resolve, reject });
+      this.waiting.push({ kind: request.kind, resolve, reject });
       this.worker.postMessage(request);
     });
   }

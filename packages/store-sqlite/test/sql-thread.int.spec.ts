@@ -1,9 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Worker } from 'node:worker_threads';
 import { storeErrorCodes } from '@eggmesh/store';
 import { newGenerationName, openBulkProjectionStore, SqlThread, SqlThreadError } from '@eggmesh/store-sqlite';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const dirs: string[] = [];
@@ -13,7 +15,7 @@ const tempDir = () => {
   return dir;
 };
 const threads: SqlThread[] = [];
-const open = (file: string, options?: { readonly?: boolean }) => {
+const open = (file: string, options?: { readonly?: boolean; readonly patienceMs?: number }) => {
   const thread = new SqlThread(file, options);
   threads.push(thread);
   return thread;
@@ -72,6 +74,46 @@ describe('SqlThread (a connection in a worker thread)', () => {
     expect(await thread.read([[ALL, []]])).toEqual([[[1, 'one']]]);
     await thread.write([['UPDATE t SET v = ? WHERE k = ? AND v = ?', ['uno', 1, 'one'], 1]]);
     expect(await thread.read([[ALL, []]])).toEqual([[[1, 'uno']]]);
+  });
+
+  // SQLite alone waits at most a second here (its busy timeout is min(patience, 1 s)), and its wait is
+  // counted in its own sleeps, which a profiler's signals cut short: the rest is waited by the clock.
+  it('waits by the clock, up to its patience, for a lock another connection holds', async () => {
+    const file = join(tempDir(), 'a.db');
+    const thread = open(file, { patienceMs: 10_000 });
+    await thread.exec('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)');
+    const other = new Database(file);
+    try {
+      other.exec('BEGIN EXCLUSIVE');
+      const write = thread.write([[INSERT, [1, 'after the lock']]]);
+      const read = thread.read([[ALL, []]]);
+      await sleep(1_500);
+      other.exec('COMMIT');
+      await write;
+      expect(await read).toEqual([[[1, 'after the lock']]]);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('fails with SQLITE_BUSY once its patience has run out, and goes on after the lock is gone', async () => {
+    const file = join(tempDir(), 'a.db');
+    const thread = open(file, { patienceMs: 200 });
+    await thread.exec('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)');
+    const other = new Database(file);
+    try {
+      other.exec('BEGIN EXCLUSIVE');
+      let released = false;
+      const write = thread.write([[INSERT, [1, 'never']]]).catch((error: unknown) => ({ error, released }));
+      await sleep(1_500);
+      released = true;
+      other.exec('COMMIT');
+      expect(await write).toMatchObject({ error: { code: 'SQLITE_BUSY' }, released: false });
+      await thread.write([[INSERT, [2, 'later']]]);
+      expect(await thread.read([[ALL, []]])).toEqual([[[2, 'later']]]);
+    } finally {
+      other.close();
+    }
   });
 
   it('rejects what it was sent when the thread cannot open its file, and every call after', async () => {
