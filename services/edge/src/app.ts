@@ -81,7 +81,6 @@ const pathOf = (url: string | undefined): string => {
  */
 export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
   const { config, read, restReads } = options;
-  /** Where a routed request goes: the in-process read side, or the forwarder. */
   /** The in-process handler that answers a routed request, if any (else it is forwarded). */
   const servedHere = (method: string | undefined, path: string, upstream: Upstream) =>
     upstream === 'read' && read ? read : restReads && isRestRead(method, path) ? restReads : undefined;
