@@ -76,44 +76,49 @@ describe('SqlThread (a connection in a worker thread)', () => {
     expect(await thread.read([[ALL, []]])).toEqual([[[1, 'uno']]]);
   });
 
+  /**
+   * A thread of the given patience on a new file, and `during(thread)` called while another connection
+   * holds an EXCLUSIVE lock on it for 1.5 s; resolves once the lock is gone.
+   */
+  async function whileLocked<T>(
+    patienceMs: number,
+    during: (thread: SqlThread) => T,
+  ): Promise<{ thread: SqlThread; result: T }> {
+    const file = join(tempDir(), 'a.db');
+    const thread = open(file, { patienceMs });
+    await thread.exec('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)');
+    const other = new Database(file);
+    try {
+      other.exec('BEGIN EXCLUSIVE');
+      const result = during(thread);
+      await sleep(1_500);
+      other.exec('COMMIT');
+      return { thread, result };
+    } finally {
+      other.close();
+    }
+  }
+
   // SQLite alone waits at most a second here (its busy timeout is min(patience, 1 s)), and its wait is
   // counted in its own sleeps, which a profiler's signals cut short: the rest is waited by the clock.
   it('waits by the clock, up to its patience, for a lock another connection holds', async () => {
-    const file = join(tempDir(), 'a.db');
-    const thread = open(file, { patienceMs: 10_000 });
-    await thread.exec('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)');
-    const other = new Database(file);
-    try {
-      other.exec('BEGIN EXCLUSIVE');
-      const write = thread.write([[INSERT, [1, 'after the lock']]]);
-      const read = thread.read([[ALL, []]]);
-      await sleep(1_500);
-      other.exec('COMMIT');
-      await write;
-      expect(await read).toEqual([[[1, 'after the lock']]]);
-    } finally {
-      other.close();
-    }
+    const { result } = await whileLocked(10_000, (thread) => ({
+      write: thread.write([[INSERT, [1, 'after the lock']]]),
+      read: thread.read([[ALL, []]]),
+    }));
+    await result.write;
+    expect(await result.read).toEqual([[[1, 'after the lock']]]);
   });
 
   it('fails with SQLITE_BUSY once its patience has run out, and goes on after the lock is gone', async () => {
-    const file = join(tempDir(), 'a.db');
-    const thread = open(file, { patienceMs: 200 });
-    await thread.exec('CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)');
-    const other = new Database(file);
-    try {
-      other.exec('BEGIN EXCLUSIVE');
-      let released = false;
-      const write = thread.write([[INSERT, [1, 'never']]]).catch((error: unknown) => ({ error, released }));
-      await sleep(1_500);
-      released = true;
-      other.exec('COMMIT');
-      expect(await write).toMatchObject({ error: { code: 'SQLITE_BUSY' }, released: false });
-      await thread.write([[INSERT, [2, 'later']]]);
-      expect(await thread.read([[ALL, []]])).toEqual([[[2, 'later']]]);
-    } finally {
-      other.close();
-    }
+    let released = false;
+    const { thread, result } = await whileLocked(200, (locked) =>
+      locked.write([[INSERT, [1, 'never']]]).catch((error: unknown) => ({ error, released })),
+    );
+    released = true;
+    expect(await result).toMatchObject({ error: { code: 'SQLITE_BUSY' }, released: false });
+    await thread.write([[INSERT, [2, 'later']]]);
+    expect(await thread.read([[ALL, []]])).toEqual([[[2, 'later']]]);
   });
 
   it('rejects what it was sent when the thread cannot open its file, and every call after', async () => {
