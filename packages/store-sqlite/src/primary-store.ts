@@ -144,18 +144,10 @@ export interface PrimaryStoreOptions {
 const parse = (json: string | null): Record<string, unknown> | null =>
   json === null ? null : (JSON.parse(json) as Record<string, unknown>);
 
-/** A row of `readLogSql()`: position, entity, entity_id, op, payload, previous, created_at. */
-const toEntry = (row: unknown[]): LogEntry => ({
-  position: row[0] as number,
-  entity: row[1] as EntityName,
-  id: row[2] as string,
-  op: row[3] as LogEntry['op'],
-  payload: parse(row[4] as string | null),
-  previous: parse(row[5] as string | null),
-  createdAt: row[6] as number,
-});
-
-/** An element of `readLogJsonSql()`'s array: the same columns, payloads already parsed. */
+/**
+ * An entry from its columns: position, entity, entity_id, op, payload, previous, created_at (an element
+ * of `readLogJsonSql()`'s array, payloads parsed).
+ */
 const toParsedEntry = (row: unknown[]): LogEntry => ({
   position: row[0] as number,
   entity: row[1] as EntityName,
@@ -165,6 +157,13 @@ const toParsedEntry = (row: unknown[]): LogEntry => ({
   previous: row[5] as Record<string, unknown> | null,
   createdAt: row[6] as number,
 });
+
+/** A row of `readLogSql()` (payloads as JSON text, parsed here in the row, which is the caller's own). */
+const toEntry = (row: unknown[]): LogEntry => {
+  row[4] = parse(row[4] as string | null);
+  row[5] = parse(row[5] as string | null);
+  return toParsedEntry(row);
+};
 
 /** The SQLite primary: versioned entity tables and the event log in one file, written in one transaction. */
 export class SqlitePrimaryStore extends VersionTablesReader implements PrimaryStore {

@@ -22,7 +22,7 @@ interface SqlThreadData {
 }
 
 /** How long a call waits, by the clock, for a lock another connection holds (`patienceMs`). */
-export const SQL_THREAD_PATIENCE_MS = 60_000;
+const SQL_THREAD_PATIENCE_MS = 60_000;
 
 /**
  * The thread: one connection, the statements it is sent (prepared once, then named by number), run in
