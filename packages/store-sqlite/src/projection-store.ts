@@ -34,27 +34,21 @@ import { backgroundCheckpointer, type WalCheckpointer } from './checkpointer.js'
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
 import { type ChangeFeed, numberedChangeFeed } from './read-memo.js';
 import { SqlThread, type ThreadStatement } from './sql-thread.js';
-import {
-  insertVersionsSql,
-  tableNames,
-  type VersionInsert,
-  VersionTables,
-  VersionTablesReader,
-  versionChunks,
-} from './version-tables.js';
+import { tableNames, type VersionInsert, VersionTables, VersionTablesReader } from './version-tables.js';
 
 export const projectionEntities: readonly EntityName[] = entityNames.filter(
   (e) => entities[e].kind === 'projection',
 );
 
-const STATE_DDL = `
+const STATE_TABLES = `
 CREATE TABLE IF NOT EXISTS projector_state (
   kind TEXT NOT NULL, id TEXT NOT NULL, value TEXT NOT NULL, ref TEXT,
   PRIMARY KEY (kind, id)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS projector_state_ref ON projector_state (kind, ref);
 CREATE TABLE IF NOT EXISTS projector_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO projector_meta (key, value) VALUES ('checkpoint', 0);`;
+const STATE_INDEXES = `
+CREATE INDEX IF NOT EXISTS projector_state_ref ON projector_state (kind, ref);`;
 
 const CURRENT = 'CURRENT';
 
@@ -112,8 +106,10 @@ function groupBy<T, G>(
 const byId = (a: { readonly id: string }, b: { readonly id: string }): number =>
   a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
-/** A generation's tables. */
-const generationDdl = (): string => VersionTables.ddl(projectionEntities) + STATE_DDL;
+/** A generation's tables and indexes (`tables` and `indexes`: one part, as for `entityDdl`). */
+const generationDdl = (part: 'all' | 'tables' | 'indexes' = 'all'): string =>
+  VersionTables.ddl(projectionEntities, 'inline', part) +
+  (part === 'indexes' ? STATE_INDEXES : part === 'tables' ? STATE_TABLES : STATE_TABLES + STATE_INDEXES);
 const READ_CHECKPOINT_SQL = "SELECT value FROM projector_meta WHERE key = 'checkpoint'";
 /** Moves the checkpoint from the second parameter to the first: changes no row when it was elsewhere. */
 const MOVE_CHECKPOINT_SQL = "UPDATE projector_meta SET value = ? WHERE key = 'checkpoint' AND value = ?";
@@ -127,23 +123,6 @@ const latestManySql = (entity: EntityName): string => {
   const { versions } = tableNames(entity);
   return `SELECT v.id, v.deleted, v.payload FROM json_each(?) j JOIN ${versions} v
     ON v.seq = (SELECT w.seq FROM ${versions} w WHERE w.id = j.value ORDER BY w.created_at DESC LIMIT 1)`;
-};
-
-/**
- * Fills an entity's current table from its versions in one pass: each id's newest version, found in one
- * ordered pass over the (id, created_at) index (with a single max(), SQLite takes the bare `seq` from
- * the row holding the max), rows fetched by seq.
- */
-const fillCurrentSql = (entity: EntityName): string[] => {
-  const { versions, current } = tableNames(entity);
-  return [
-    `DELETE FROM ${current}`,
-    `INSERT INTO ${current} (id, created_at, payload)
-     SELECT v.id, v.created_at, v.payload
-     FROM (SELECT max(created_at) AS newest, seq FROM ${versions} GROUP BY id) n
-     JOIN ${versions} v ON v.seq = n.seq
-     WHERE v.deleted = 0`,
-  ];
 };
 
 const toStateRow = ([kind, id, value, ref]: unknown[]): ProjectionStateRow => ({
@@ -168,7 +147,7 @@ interface CommitPlan {
  * orders it only among its own id's); the current table needs only each id's last. In id order,
  * consecutive inserts land on neighbouring pages of the (id, created_at) index instead of random ones.
  */
-function planCommit(batch: ProjectionCommit, withCurrent: boolean): CommitPlan {
+function planCommit(batch: ProjectionCommit): CommitPlan {
   const byEntity = new Map<EntityName, VersionInsert[]>();
   const last = new Map<string, { readonly entity: EntityName } & VersionInsert>();
   for (const doc of batch.documents) {
@@ -184,7 +163,7 @@ function planCommit(batch: ProjectionCommit, withCurrent: boolean): CommitPlan {
       byEntity.set(doc.entity, rows);
     }
     rows.push(row);
-    if (withCurrent) last.set(`${doc.entity}\u0000${doc.id}`, { entity: doc.entity, ...row });
+    last.set(`${doc.entity}\u0000${doc.id}`, { entity: doc.entity, ...row });
   }
   return {
     versions: [...byEntity].map(([entity, rows]) => [entity, rows.sort(byId)] as const),
@@ -277,7 +256,7 @@ export interface ProjectionStoreOptions {
  */
 const LIVE_CACHE_KIB = 16 * 1024;
 
-/** Page cache of a bulk build (KiB, as SQLite's negative `cache_size`): the indexes of a large generation. */
+/** Page cache of a bulk build (KiB, as SQLite's negative `cache_size`): the current and state rows it updates at random places, and the sorts of `finish()`. */
 const BULK_CACHE_KIB = 512 * 1024;
 
 /** The projector's writable store over one generation file. */
@@ -320,7 +299,7 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
           `checkpoint moved to ${at} while a batch from ${batch.expectedCheckpoint} was being applied`,
         );
       }
-      const plan = planCommit(batch, true);
+      const plan = planCommit(batch);
       for (const [entity, rows] of plan.versions) this.tables.appendVersions(entity, rows);
       for (const v of plan.current) this.tables.setCurrent(v.entity, v.id, v.createdAt, v.payload, v.live);
       for (const row of plan.state) putState.run(row);
@@ -372,30 +351,84 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
   }
 }
 
+/** A document's newest version in a bulk build: its row's `seq`, and what a load answers. */
+interface BuiltDocument {
+  seq: number;
+  createdAt: number;
+  live: boolean;
+  json: string;
+  /** The commit that wrote it last (a commit updates the current row of each document once). */
+  commit: number;
+}
+
+/** A state row in a bulk build, its value as JSON text. */
+interface BuiltState {
+  readonly id: string;
+  json: string;
+  ref: string | null;
+}
+
+/** Version rows per multi-row INSERT of a bulk build (5 parameters each). */
+const NUMBERED_ROWS = 64;
+
+const insertNumberedSql = (entity: EntityName, rows: number): string =>
+  `INSERT INTO ${tableNames(entity).versions} (seq, id, created_at, deleted, payload) VALUES ${Array(rows).fill('(?, ?, ?, ?, ?)').join(', ')}`;
+/** The rows whose seq is in `?`, a JSON array. */
+const IN_SEQS = 'seq IN (SELECT value FROM json_each(?))';
+const deleteVersionsSql = (entity: EntityName): string =>
+  `DELETE FROM ${tableNames(entity).versions} WHERE ${IN_SEQS}`;
+/** The current rows of the versions with these seqs (each id's newest, live). */
+const upsertCurrentSql = (entity: EntityName): string => {
+  const { versions, current } = tableNames(entity);
+  return `INSERT INTO ${current} (id, created_at, payload)
+    SELECT id, created_at, payload FROM ${versions} WHERE ${IN_SEQS}
+    ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at, payload = excluded.payload`;
+};
+/** No current row for the ids of the versions with these seqs (tombstones). */
+const deleteCurrentSql = (entity: EntityName): string => {
+  const { versions, current } = tableNames(entity);
+  return `DELETE FROM ${current} WHERE id IN (SELECT id FROM ${versions} WHERE ${IN_SEQS})`;
+};
+
+/** `map.get(key)`, or a new value made and set first. */
+function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
+}
+
 /**
- * A new generation as a rebuild writes it, nobody reading it yet: its own connection in a worker
- * thread does the SQLite work (inserting versions, committing) while this thread folds the next batch,
- * so a rebuild uses a second core. `commit` hands the batch to the thread and resolves once the commit
- * before it has been applied (one waits behind the one being written); `load` and `checkpoint` answer
- * as of every commit handed over. Built without a journal on disk, without fsyncs and with the current
- * tables left empty; `finish()` fills them in one pass, puts the file in WAL, fsyncs it and returns an
- * ordinary store over it. A crash before that leaves a file that was never promoted (the next rebuild
- * removes it). The generation's only writer (a rebuild holds the rebuild lock), so the checkpoint
- * compare-and-set is checked here, and again in the thread.
+ * A new generation as a rebuild writes it, nobody reading it yet. It is the generation's only writer
+ * (a rebuild holds the rebuild lock) and it starts empty, so it keeps what a load can ask for in
+ * memory (each document's newest version as JSON text, every state row) and loads never read the file.
+ * The file then needs no versions index while it is built: random inserts into the (id, created_at)
+ * index had kept the writer busy 92 % of a national rebuild (perf/README.md, round 15). A thread of its
+ * own appends each commit's version rows (numbered here, so a version written again at the same time
+ * replaces its row) and updates the current and state tables, while this thread folds the next batch.
+ * `finish()` creates the versions and ref indexes by sorting, puts the file in WAL, fsyncs it and
+ * returns an ordinary store over it. Built without a journal on disk and without fsyncs; a crash before
+ * `finish()` leaves a file that was never promoted (the next rebuild removes it).
  */
 export class BulkProjectionStore implements ProjectionStore {
   readonly file: string;
   private readonly thread: SqlThread;
-  /** A read-only connection of its own for loads that need nothing still being written (see `load`). */
-  private loader: SqlThread | undefined;
-  /** The tables exist (the thread's first work). */
-  private readonly created: Promise<void>;
   /** The checkpoint of the last commit handed to the thread. */
   private posted = 0;
+  /** Commits handed over. */
+  private commits = 0;
   /** The commit the thread is working on, settled (never rejects: failures land in `failure`). */
-  private applying: Promise<void> = Promise.resolve();
-  /** What each commit handed over and not yet written writes: document and state keys, state kinds. */
-  private readonly unwritten = new Set<{ readonly keys: Set<string>; readonly kinds: Set<string> }>();
+  private applying: Promise<void>;
+  /** Each document's newest version, by entity and id. */
+  private readonly documents = new Map<EntityName, Map<string, BuiltDocument>>();
+  /** Every state row, by kind and id. */
+  private readonly state = new Map<string, Map<string, BuiltState>>();
+  /** The ids of the state rows of each kind, by ref. */
+  private readonly byRef = new Map<string, Map<string, Set<string>>>();
+  /** The last version row's `seq` (one numbering for every entity's table). */
+  private lastSeq = 0;
   private failure: Error | undefined;
   private ended = false;
 
@@ -408,13 +441,12 @@ export class BulkProjectionStore implements ProjectionStore {
     if (existsSync(this.file)) throw new Error(`${this.file} exists: a bulk build writes a new generation`);
     mkdirSync(dir, { recursive: true });
     this.thread = new SqlThread(this.file);
-    this.created = this.settle(
+    this.applying = this.settle(
       this.thread.exec(
         `PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA cache_size = -${BULK_CACHE_KIB};
-        ${generationDdl()}`,
+        ${generationDdl('tables')}`,
       ),
     );
-    this.applying = this.created;
   }
 
   private settle(work: Promise<unknown>): Promise<void> {
@@ -440,38 +472,39 @@ export class BulkProjectionStore implements ProjectionStore {
     return this.posted;
   }
 
-  /**
-   * As of every commit handed over. When none of the commits not yet written writes a document or
-   * state row asked for (nor, for rows by ref, any state row of that kind), what is written already
-   * answers the same as what will be: the load then runs on a connection of its own while the writer
-   * goes on (a rebuild past its cache asks for documents written long before). Otherwise it waits its
-   * turn behind those commits on the writer's connection.
-   */
+  /** As of every commit handed over, from memory. */
   async load(keys: ProjectionKeys): Promise<LoadedProjections> {
     this.usable();
-    const plan = planLoad(keys);
-    const alone = [...this.unwritten].every(
-      ({ keys: written, kinds }) =>
-        keys.documents.every((k) => !written.has(projectionKey(k.entity, k.id))) &&
-        keys.state.every((k) => !written.has(projectionKey(k.kind, k.id))) &&
-        keys.stateByRef.every((k) => !kinds.has(k.kind)),
-    );
-    const at = this.posted;
-    if (alone) {
-      await this.created;
-      this.usable();
-      this.loader ??= new SqlThread(this.file, { readonly: true });
-      const results = await this.loader.read(plan.queries);
-      this.usable();
-      // Read alone, the checkpoint row may still be an earlier one: the answer is the one at `at`.
-      if (this.posted === at) return { ...plan.assemble(results), checkpoint: at };
-      // A commit handed over meanwhile may have been written before or after that read: ask in turn.
+    const documents = new Map<string, ProjectionDocument>();
+    for (const { entity, id } of keys.documents) {
+      const found = this.documents.get(entity)?.get(id);
+      if (found)
+        documents.set(projectionKey(entity, id), { id, live: found.live, payload: JSON.parse(found.json) });
     }
-    const results = await this.thread.read(plan.queries);
-    this.usable();
-    return plan.assemble(results);
+    const stateRow = (kind: string, row: BuiltState): ProjectionStateRow => ({
+      kind,
+      id: row.id,
+      ref: row.ref,
+      value: JSON.parse(row.json) as Record<string, unknown>,
+    });
+    const state = new Map<string, ProjectionStateRow>();
+    for (const { kind, id } of keys.state) {
+      const found = this.state.get(kind)?.get(id);
+      if (found) state.set(projectionKey(kind, id), stateRow(kind, found));
+    }
+    const stateByRef = new Map<string, ProjectionStateRow[]>();
+    for (const { kind, ref } of keys.stateByRef) {
+      const rows = this.state.get(kind);
+      const ids = [...(this.byRef.get(kind)?.get(ref) ?? [])].sort();
+      stateByRef.set(
+        projectionKey(kind, ref),
+        ids.map((id) => stateRow(kind, rows!.get(id)!)),
+      );
+    }
+    return { checkpoint: this.posted, documents, state, stateByRef };
   }
 
+  /** Hands the batch to the thread; resolves once the commit before it is written. */
   async commit(batch: ProjectionCommit): Promise<void> {
     this.usable();
     if (batch.expectedCheckpoint !== this.posted) {
@@ -480,46 +513,123 @@ export class BulkProjectionStore implements ProjectionStore {
         `checkpoint moved to ${this.posted} while a batch from ${batch.expectedCheckpoint} was being applied`,
       );
     }
-    const plan = planCommit(batch, false);
-    const statements: ThreadStatement[] = [];
-    for (const [entity, rows] of plan.versions) {
-      for (const chunk of versionChunks(rows))
-        statements.push([insertVersionsSql(entity, chunk.rows), chunk.params]);
-    }
-    for (const row of plan.state) statements.push([PUT_STATE_SQL, row]);
+    this.commits += 1;
+    const statements = this.documentStatements(batch.documents);
+    for (const row of batch.state) statements.push([PUT_STATE_SQL, this.putState(row)]);
     statements.push([MOVE_CHECKPOINT_SQL, [batch.checkpoint, batch.expectedCheckpoint], 1]);
-    const unwritten = {
-      keys: new Set([
-        ...batch.documents.map((d) => projectionKey(d.entity, d.id)),
-        ...batch.state.map((r) => projectionKey(r.kind, r.id)),
-      ]),
-      kinds: new Set(batch.state.map((r) => r.kind)),
-    };
-    this.unwritten.add(unwritten);
     this.posted = batch.checkpoint;
     const before = this.applying;
-    this.applying = this.settle(this.thread.write(statements)).finally(() =>
-      this.unwritten.delete(unwritten),
-    );
+    this.applying = this.settle(this.thread.write(statements));
     await before;
     this.usable();
   }
 
   /**
-   * Ends the build: waits for the last commit, fills the current tables, switches the file to WAL
-   * with the configured synchronous level and fsyncs it, so what was built survives a power cut before
-   * anyone is pointed at it. Returns the ordinary store over the generation; call before promoting.
+   * The statements writing `writes`: delete the rows that versions written again at the same time
+   * replace (a row replaced within the batch is never sent), append the versions (numbered in log
+   * order), then set each written document's current row from its newest version.
+   */
+  private documentStatements(writes: readonly ProjectionWrite[]): ThreadStatement[] {
+    const firstSeq = this.lastSeq + 1;
+    const skip = new Uint8Array(writes.length);
+    const replaced = new Map<EntityName, number[]>();
+    const newest: BuiltDocument[] = [];
+    const newestEntity: EntityName[] = [];
+    const texts: string[] = [];
+    for (const [i, doc] of writes.entries()) {
+      const seq = firstSeq + i;
+      const json = doc.json ?? JSON.stringify(doc.payload);
+      texts.push(json);
+      const ids = entry(this.documents, doc.entity, () => new Map<string, BuiltDocument>());
+      const built = ids.get(doc.id);
+      if (!built) {
+        const made = { seq, createdAt: doc.createdAt, live: doc.live, json, commit: this.commits };
+        ids.set(doc.id, made);
+        newest.push(made);
+        newestEntity.push(doc.entity);
+        continue;
+      }
+      if (built.createdAt === doc.createdAt) {
+        if (built.seq >= firstSeq) skip[built.seq - firstSeq] = 1;
+        else entry(replaced, doc.entity, () => []).push(built.seq);
+      }
+      if (built.commit !== this.commits) {
+        built.commit = this.commits;
+        newest.push(built);
+        newestEntity.push(doc.entity);
+      }
+      built.seq = seq;
+      built.createdAt = doc.createdAt;
+      built.live = doc.live;
+      built.json = json;
+    }
+    this.lastSeq = firstSeq + writes.length - 1;
+    const statements: ThreadStatement[] = [];
+    for (const [entity, seqs] of replaced)
+      statements.push([deleteVersionsSql(entity), [JSON.stringify(seqs)]]);
+    const appending = new Map<EntityName, unknown[]>();
+    for (const [i, doc] of writes.entries()) {
+      if (skip[i] === 1) continue;
+      let params = appending.get(doc.entity);
+      if (!params) {
+        params = [];
+        appending.set(doc.entity, params);
+      }
+      params.push(
+        firstSeq + i,
+        doc.id,
+        doc.createdAt,
+        doc.live ? 0 : 1,
+        doc.json ?? JSON.stringify(doc.payload),
+      );
+      if (params.length === NUMBERED_ROWS * 5) {
+        statements.push([insertNumberedSql(doc.entity, NUMBERED_ROWS), params]);
+        appending.delete(doc.entity);
+      }
+    }
+    for (const [entity, params] of appending)
+      statements.push([insertNumberedSql(entity, params.length / 5), params]);
+    const live = new Map<EntityName, number[]>();
+    const dead = new Map<EntityName, number[]>();
+    for (const [i, built] of newest.entries())
+      entry(built.live ? live : dead, newestEntity[i]!, () => []).push(built.seq);
+    for (const [entity, seqs] of live) statements.push([upsertCurrentSql(entity), [JSON.stringify(seqs)]]);
+    for (const [entity, seqs] of dead) statements.push([deleteCurrentSql(entity), [JSON.stringify(seqs)]]);
+    return statements;
+  }
+
+  /** Keeps `row` (and its ref) in memory; its `PUT_STATE_SQL` parameters. */
+  private putState(row: ProjectionStateRow): readonly unknown[] {
+    const json = JSON.stringify(row.value);
+    const rows = entry(this.state, row.kind, () => new Map<string, BuiltState>());
+    const refs = entry(this.byRef, row.kind, () => new Map<string, Set<string>>());
+    const built = rows.get(row.id);
+    if (built?.ref !== row.ref) {
+      if (built?.ref != null) refs.get(built.ref)?.delete(row.id);
+      if (row.ref !== null) entry(refs, row.ref, () => new Set()).add(row.id);
+    }
+    if (built) {
+      built.json = json;
+      built.ref = row.ref;
+    } else rows.set(row.id, { id: row.id, json, ref: row.ref });
+    return [row.kind, row.id, json, row.ref];
+  }
+
+  /**
+   * Ends the build: waits for the last commit, creates the indexes, switches the file to WAL with the
+   * configured synchronous level and fsyncs it, so what was built survives a power cut before anyone
+   * is pointed at it. Returns the ordinary store over the generation; call before promoting.
    */
   async finish(): Promise<SqliteProjectionStore> {
     this.usable();
     await this.applying;
     this.usable();
     this.ended = true;
-    await this.loader?.close();
+    this.documents.clear();
+    this.state.clear();
+    this.byRef.clear();
     try {
-      await this.thread.write(
-        projectionEntities.flatMap((e) => fillCurrentSql(e).map((sql) => [sql, []] as const)),
-      );
+      await this.thread.exec(generationDdl('indexes'));
       // Switching needs the file to itself for a moment; a generation left in rollback mode would make
       // readers and the projector block each other.
       await this.thread.exec('PRAGMA journal_mode = WAL');
@@ -541,7 +651,6 @@ export class BulkProjectionStore implements ProjectionStore {
   /** Ends the thread (after what it was given); the unfinished generation stays on disk. */
   async close(): Promise<void> {
     this.ended = true;
-    await this.loader?.close();
     await this.thread.close();
   }
 }

@@ -60,8 +60,16 @@ export function tableNames(entity: EntityName) {
   return { versions: quote(`${entity}_versions`), current: quote(`${entity}_current`) };
 }
 
-/** DDL for an entity's tables; every filtered field is a generated column with an index. */
-export function entityDdl(entity: EntityName, layout: CurrentLayout = 'inline'): string {
+/**
+ * DDL for an entity's tables; every filtered field is a generated column with an index. `tables`
+ * creates the tables, `indexes` the secondary indexes of the versions table (a bulk build creates
+ * those last, by sorting, instead of inserting into them row by row); `all` both.
+ */
+export function entityDdl(
+  entity: EntityName,
+  layout: CurrentLayout = 'inline',
+  part: 'all' | 'tables' | 'indexes' = 'all',
+): string {
   const { versions, current } = tableNames(entity);
   const fields = filterColumns(entity);
   const generated = fields
@@ -71,23 +79,19 @@ export function entityDdl(entity: EntityName, layout: CurrentLayout = 'inline'):
     layout === 'inline'
       ? `payload TEXT NOT NULL${generated}`
       : `version INTEGER NOT NULL${fields.map((f) => `, ${quote(f)} TEXT`).join('')}`;
-  const indexes = fields
-    .map(
-      (f) =>
-        `CREATE INDEX IF NOT EXISTS ${quote(`${entity}_versions_${f}`)} ON ${versions} (${quote(f)}, id, created_at);\n` +
-        `CREATE INDEX IF NOT EXISTS ${quote(`${entity}_current_${f}`)} ON ${current} (${quote(f)}, id);`,
-    )
-    .join('\n');
-  return `
+  const tables = `
 CREATE TABLE IF NOT EXISTS ${versions} (
   seq INTEGER PRIMARY KEY, id TEXT NOT NULL, created_at INTEGER NOT NULL, deleted INTEGER NOT NULL DEFAULT 0,
   payload TEXT${generated}
 );
-CREATE UNIQUE INDEX IF NOT EXISTS ${quote(`${entity}_versions_id`)} ON ${versions} (id, created_at);
 CREATE TABLE IF NOT EXISTS ${current} (
   seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL, ${currentColumns}
 );
-${indexes}`;
+${fields.map((f) => `CREATE INDEX IF NOT EXISTS ${quote(`${entity}_current_${f}`)} ON ${current} (${quote(f)}, id);`).join('\n')}`;
+  const indexes = `
+CREATE UNIQUE INDEX IF NOT EXISTS ${quote(`${entity}_versions_id`)} ON ${versions} (id, created_at);
+${fields.map((f) => `CREATE INDEX IF NOT EXISTS ${quote(`${entity}_versions_${f}`)} ON ${versions} (${quote(f)}, id, created_at);`).join('\n')}`;
+  return part === 'tables' ? tables : part === 'indexes' ? indexes : tables + indexes;
 }
 
 const toRecord = (id: string, createdAt: number, payload: string): StoredRecord => ({
@@ -405,8 +409,12 @@ export class VersionTables {
     this.fragments = !writable && layout === 'referenced' ? new JsonFragments() : undefined;
   }
 
-  static ddl(entityNames: readonly EntityName[], layout: CurrentLayout = 'inline'): string {
-    return entityNames.map((e) => entityDdl(e, layout)).join('\n');
+  static ddl(
+    entityNames: readonly EntityName[],
+    layout: CurrentLayout = 'inline',
+    part: 'all' | 'tables' | 'indexes' = 'all',
+  ): string {
+    return entityNames.map((e) => entityDdl(e, layout, part)).join('\n');
   }
 
   of(entity: EntityName): EntityTables {
@@ -735,12 +743,12 @@ export interface VersionInsert {
 const APPEND_ROWS = 64;
 
 /** `INSERT OR REPLACE` of `rows` versions of `entity` in one statement (`versionChunks` gives its parameters). */
-export function insertVersionsSql(entity: EntityName, rows: number): string {
+function insertVersionsSql(entity: EntityName, rows: number): string {
   return `INSERT OR REPLACE INTO ${tableNames(entity).versions} (id, created_at, deleted, payload) VALUES ${Array(rows).fill('(?, ?, ?, ?)').join(', ')}`;
 }
 
 /** `rows` in order, `APPEND_ROWS` versions per multi-row INSERT: each chunk's row count and parameters. */
-export function versionChunks(rows: readonly VersionInsert[]): Array<{ rows: number; params: unknown[] }> {
+function versionChunks(rows: readonly VersionInsert[]): Array<{ rows: number; params: unknown[] }> {
   const chunks: Array<{ rows: number; params: unknown[] }> = [];
   for (let i = 0; i < rows.length; i += APPEND_ROWS) {
     const params: unknown[] = [];

@@ -1,7 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ProjectionStore, type ProjectionWrite, projectionKey } from '@eggmesh/store';
+import {
+  type ProjectionStateRow,
+  type ProjectionStore,
+  type ProjectionWrite,
+  projectionKey,
+} from '@eggmesh/store';
 import {
   openBulkProjectionStore,
   openDatabase,
@@ -43,7 +48,31 @@ function batches(): ProjectionWrite[][] {
     }
     out.push(docs);
   }
+  // A later commit writes every third id again at the time of its newest version: that version's row
+  // (a tombstone for some) is replaced, across commits.
+  const again: ProjectionWrite[] = [];
+  for (let i = 0; i < 150; i += 3) {
+    const id = `hen-${String(i).padStart(3, '0')}`;
+    again.push({
+      entity: 'hen_productivity',
+      id,
+      createdAt: 3000 + (i % 7 === 0 ? 0 : 1) + 1,
+      live: true,
+      payload: { hen_id: id, total_eggs: 99 },
+    });
+  }
+  out.push(again);
   return out;
+}
+
+/** The state rows of commit `b`: hens in coops, some moving to another coop later. */
+function stateRows(b: number): ProjectionStateRow[] {
+  return Array.from({ length: 40 }, (_, i) => ({
+    kind: 'hen',
+    id: `hen-${String(i * 3 + b).padStart(3, '0')}`,
+    ref: `coop-${(i + b) % 4}`,
+    value: { coop_id: `coop-${(i + b) % 4}`, b },
+  }));
 }
 
 const GENERATION = 'gen-000000000000001.db';
@@ -52,13 +81,14 @@ const GENERATION = 'gen-000000000000001.db';
 async function fill(store: ProjectionStore): Promise<void> {
   let checkpoint = 0;
   for (const documents of batches()) {
-    await store.commit({ expectedCheckpoint: checkpoint, checkpoint: checkpoint + 1, documents, state: [] });
+    const state = stateRows(checkpoint);
+    await store.commit({ expectedCheckpoint: checkpoint, checkpoint: checkpoint + 1, documents, state });
     checkpoint += 1;
   }
 }
 
 describe('a bulk-built generation (what a rebuild writes)', () => {
-  it('holds the same versions and current rows as one built batch by batch, and ends as a WAL file', async () => {
+  it('holds the same versions, current rows, state rows and indexes as one built batch by batch, and ends as a WAL file', async () => {
     const plain = openProjectionStore({ dir: tempDir(), generation: GENERATION });
     await fill(plain);
     const bulkDir = tempDir();
@@ -75,12 +105,20 @@ describe('a bulk-built generation (what a rebuild writes)', () => {
     expect(plainVersions.length).toBeGreaterThan(600);
     expect(bulk.db.prepare(versions).all()).toEqual(plainVersions);
     const plainCurrent = plain.db.prepare(current).all();
-    expect(plainCurrent).toHaveLength(120);
+    // 150 ids, of which the 30 tombstoned by the fourth commit; 10 of those came back in the fifth.
+    expect(plainCurrent).toHaveLength(130);
     expect(bulk.db.prepare(current).all()).toEqual(plainCurrent);
+    const state = 'SELECT kind, id, value, ref FROM projector_state ORDER BY kind, id';
+    const plainState = plain.db.prepare(state).all();
+    expect(plainState.length).toBeGreaterThan(100);
+    expect(bulk.db.prepare(state).all()).toEqual(plainState);
+    // The indexes a bulk build creates at the end are there.
+    const indexes = "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name";
+    expect(bulk.db.prepare(indexes).all()).toEqual(plain.db.prepare(indexes).all());
 
     // `at` reads see each batch's versions exactly.
-    for (const at of [1, 2, 1001, 2002, 3001]) {
-      for (const id of ['hen-000', 'hen-001', 'hen-005']) {
+    for (const at of [1, 2, 1001, 2002, 3001, 3002]) {
+      for (const id of ['hen-000', 'hen-001', 'hen-003', 'hen-005', 'hen-015']) {
         expect(await bulk.get('hen_productivity', id, { at })).toEqual(
           await plain.get('hen_productivity', id, { at }),
         );
@@ -91,9 +129,9 @@ describe('a bulk-built generation (what a rebuild writes)', () => {
     // Promoted, it serves readers while the projector keeps writing to it.
     promoteGeneration(bulkDir, bulk.generation);
     const reader = new ProjectionReader(bulkDir, 0);
-    expect(reader.checkpoint()).toBe(4);
-    await bulk.commit({ expectedCheckpoint: 4, checkpoint: 5, documents: [], state: [] });
     expect(reader.checkpoint()).toBe(5);
+    await bulk.commit({ expectedCheckpoint: 5, checkpoint: 6, documents: [], state: [] });
+    expect(reader.checkpoint()).toBe(6);
     reader.close();
     await bulk.close();
     const again = openDatabase(join(bulkDir, bulk.generation), { readonly: true });
@@ -124,7 +162,8 @@ describe('a bulk-built generation (what a rebuild writes)', () => {
         expectedCheckpoint: c,
         checkpoint: c + 1,
         documents: [farm(`only-${c}`, c), farm('every', c), ...filler],
-        state: [hen(`h${c}`, 'coop-a', c)],
+        // h0 moves to coop-b in the seventh commit.
+        state: c === 6 ? [hen('h6', 'coop-a', c), hen('h0', 'coop-b', c)] : [hen(`h${c}`, 'coop-a', c)],
       });
       // Written by an earlier commit only: may be read beside the writer.
       const earlier = await store.load({
@@ -142,14 +181,21 @@ describe('a bulk-built generation (what a rebuild writes)', () => {
       const newest = await store.load({
         documents: [{ entity: 'farm_output', id: 'every' }],
         state: [],
-        stateByRef: [{ kind: 'hen', ref: 'coop-a' }],
+        stateByRef: [
+          { kind: 'hen', ref: 'coop-a' },
+          { kind: 'hen', ref: 'coop-b' },
+        ],
       });
       expect(newest.checkpoint).toBe(c + 1);
       expect(newest.documents.get(projectionKey('farm_output', 'every'))?.payload).toEqual({
         farm_id: 'every',
         n: c,
       });
-      expect(newest.stateByRef.get(projectionKey('hen', 'coop-a'))?.map((r) => r.id)).toHaveLength(c + 1);
+      const inA = Array.from({ length: c + 1 }, (_, i) => `h${i}`).filter((id) => c < 6 || id !== 'h0');
+      expect(newest.stateByRef.get(projectionKey('hen', 'coop-a'))?.map((r) => r.id)).toEqual(inA.sort());
+      expect(newest.stateByRef.get(projectionKey('hen', 'coop-b'))).toEqual(
+        c < 6 ? [] : [{ kind: 'hen', id: 'h0', ref: 'coop-b', value: { coop_id: 'coop-b', n: 6 } }],
+      );
     }
     const done = await store.finish();
     expect(done.checkpointSync()).toBe(12);

@@ -162,11 +162,13 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetCheck[
     (b) => b.preset === 'medium' || b.preset === 'national',
   );
   for (const b of rebuilds) {
+    // Issue 10: 50,000 on medium, 35,000 on national (ten times the log, and a generation that outgrows memory).
+    const target = b.preset === 'national' ? 35_000 : 50_000;
     add(
       `projector rebuild events/s (${b.preset})`,
       b.eventsPerSecond,
-      '≥ 50,000',
-      (v) => v >= 50_000,
+      `≥ ${target.toLocaleString('en-US')}`,
+      (v) => v >= target,
       `rebuild.js on ${b.events.toLocaleString('en-US')} events`,
     );
   }
@@ -464,7 +466,7 @@ export function renderMarkdown(
       '',
       '## Projector rebuild throughput',
       '',
-      '`node services/projector/dist/rebuild.js --json` on a fresh copy of each dataset (nothing else running): all projections from log position 0 into a new generation. Target ≥ 50,000 events/s.',
+      '`node services/projector/dist/rebuild.js --json` on a fresh copy of each dataset (nothing else running): all projections from log position 0 into a new generation. Targets ≥ 50,000 events/s on medium, ≥ 35,000 on national.',
       '',
       '| dataset | events | rebuild s | events/s | wall s (process start incl.) | CPU s |',
       '|---|--:|--:|--:|--:|--:|',

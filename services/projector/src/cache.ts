@@ -36,6 +36,7 @@ export class CommittedCache implements CommittedView {
   private readonly rows: StateMaps = { coop: new Map(), hen: new Map() };
   private readonly hensByCoop = new Map<string, readonly string[]>();
 
+  /** `maxEntries`: per map; `Infinity` keeps everything (a rebuild, whose store answers from memory anyway). */
   constructor(private readonly maxEntries: number) {}
 
   clear(): void {
@@ -118,6 +119,11 @@ export class CommittedCache implements CommittedView {
 
 /** Moves every key of `from` to the newest end of `into`, then trims `into` to `max` entries. */
 function refresh<V>(into: Map<string, V>, from: ReadonlyMap<string, V>, max: number): void {
+  if (max === Number.POSITIVE_INFINITY) {
+    // Nothing is ever dropped, so the order does not matter.
+    for (const [k, v] of from) into.set(k, v);
+    return;
+  }
   for (const [k, v] of from) {
     into.delete(k);
     into.set(k, v);

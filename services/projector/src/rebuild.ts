@@ -139,7 +139,9 @@ async function rebuildOnSqlite(): Promise<ReturnType<typeof summarize>> {
   let store: ProjectionStore = bulk;
   // The log is read one batch ahead by a third thread while this one folds.
   const entries = log.readAheadLog();
-  const projector = new Projector(entries, bulk, batchSize);
+  // The bulk store keeps every document and state row in memory; so does this cache, decoded, so
+  // that no batch waits for a load of what an earlier one wrote.
+  const projector = new Projector(entries, bulk, batchSize, Number.POSITIVE_INFINITY);
   started = performance.now();
   let position: number;
   try {
