@@ -149,6 +149,17 @@ describe('parseRebuildOutput', () => {
     expect(parseRebuildOutput(out)).toEqual({ events: 538_000, seconds: 24.5, eventsPerSecond: 21_959 });
   });
 
+  it('takes the peak RSS when the rebuild reports it', () => {
+    const out =
+      '{"generation":"g2","events":10,"seconds":1,"eventsPerSecond":10,"peakRssMiB":3912,"removed":[]}\n';
+    expect(parseRebuildOutput(out)).toEqual({
+      events: 10,
+      seconds: 1,
+      eventsPerSecond: 10,
+      peakRssMiB: 3912,
+    });
+  });
+
   it('refuses output without a summary', () => {
     expect(() => parseRebuildOutput('rebuilt 5 events')).toThrow(/no JSON summary/);
   });

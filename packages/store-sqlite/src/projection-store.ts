@@ -257,7 +257,7 @@ export interface ProjectionStoreOptions {
 const LIVE_CACHE_KIB = 16 * 1024;
 
 /** Page cache of a bulk build (KiB, as SQLite's negative `cache_size`): the current and state rows it updates at random places, and the sorts of `finish()`. */
-const BULK_CACHE_KIB = 512 * 1024;
+const BULK_CACHE_KIB = 128 * 1024;
 
 /** The projector's writable store over one generation file. */
 export class SqliteProjectionStore extends VersionTablesReader implements ProjectionStore {

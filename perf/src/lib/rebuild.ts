@@ -28,6 +28,8 @@ export interface RebuildSummary {
   readonly events: number;
   readonly seconds: number;
   readonly eventsPerSecond: number;
+  /** The rebuild process's peak RSS, MiB (absent from builds before it was reported). */
+  readonly peakRssMiB?: number;
 }
 
 /** Projector rebuild throughput on one dataset (issue item 4). */
@@ -42,6 +44,8 @@ export interface RebuildFigures {
   readonly wallSeconds: number;
   /** utime + stime of the rebuild process, ms (sampled every 100 ms until it exits); absent when unknown. */
   readonly cpuMs?: number;
+  /** The rebuild process's peak RSS, MiB, as it reports it; absent when it does not. */
+  readonly peakRssMiB?: number;
 }
 
 /** Parses the JSON summary `rebuild.js --json` prints (its last JSON line). */
@@ -53,11 +57,11 @@ export function parseRebuildOutput(stdout: string): RebuildSummary {
     .find((l) => l.trimStart().startsWith('{'));
   if (!line) throw new Error(`rebuild printed no JSON summary: ${stdout.slice(-300)}`);
   const parsed = JSON.parse(line) as Partial<RebuildSummary>;
-  const { events, seconds, eventsPerSecond } = parsed;
+  const { events, seconds, eventsPerSecond, peakRssMiB } = parsed;
   if (typeof events !== 'number' || typeof seconds !== 'number' || typeof eventsPerSecond !== 'number') {
     throw new Error(`rebuild summary lacks events/seconds/eventsPerSecond: ${line}`);
   }
-  return { events, seconds, eventsPerSecond };
+  return { events, seconds, eventsPerSecond, ...(typeof peakRssMiB === 'number' ? { peakRssMiB } : {}) };
 }
 
 /**

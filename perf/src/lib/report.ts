@@ -468,13 +468,13 @@ export function renderMarkdown(
       '',
       '`node services/projector/dist/rebuild.js --json` on a fresh copy of each dataset (nothing else running): all projections from log position 0 into a new generation. Targets ≥ 50,000 events/s on medium, ≥ 35,000 on national.',
       '',
-      '| dataset | events | rebuild s | events/s | wall s (process start incl.) | CPU s |',
-      '|---|--:|--:|--:|--:|--:|',
+      '| dataset | events | rebuild s | events/s | wall s (process start incl.) | CPU s | peak RSS MiB |',
+      '|---|--:|--:|--:|--:|--:|--:|',
       ...[...su.rebuilds]
         .sort((a, b) => a.events - b.events)
         .map(
           (b) =>
-            `| ${b.preset} | ${n(b.events)} | ${b.seconds.toFixed(2)} | **${n(b.eventsPerSecond)}** | ${b.wallSeconds.toFixed(2)} | ${b.cpuMs === undefined ? '–' : (b.cpuMs / 1000).toFixed(2)} |`,
+            `| ${b.preset} | ${n(b.events)} | ${b.seconds.toFixed(2)} | **${n(b.eventsPerSecond)}** | ${b.wallSeconds.toFixed(2)} | ${b.cpuMs === undefined ? '–' : (b.cpuMs / 1000).toFixed(2)} | ${b.peakRssMiB === undefined ? '–' : n(b.peakRssMiB)} |`,
         ),
     );
   }

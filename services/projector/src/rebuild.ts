@@ -89,6 +89,8 @@ const summarize = (
     events,
     seconds: Number(seconds.toFixed(3)),
     eventsPerSecond: Math.round(events / Math.max(seconds, 1e-3)),
+    /** The process's peak resident memory (every thread), MiB. */
+    peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
     removed,
   };
 };
@@ -165,5 +167,5 @@ const summary = config.store === 'mongodb' ? await rebuildOnMongo() : await rebu
 if (values.json) console.log(JSON.stringify(summary));
 else
   console.log(
-    `rebuilt ${summary.events.toLocaleString('en')} events in ${summary.seconds} s (${summary.eventsPerSecond.toLocaleString('en')} events/s) ${summary.generation ? `into ${summary.generation}` : `in place on MongoDB (${config.mongodb.dbName})`}`,
+    `rebuilt ${summary.events.toLocaleString('en')} events in ${summary.seconds} s (${summary.eventsPerSecond.toLocaleString('en')} events/s, peak RSS ${summary.peakRssMiB.toLocaleString('en')} MiB) ${summary.generation ? `into ${summary.generation}` : `in place on MongoDB (${config.mongodb.dbName})`}`,
   );

@@ -214,6 +214,9 @@ describe('the projector service', () => {
     expect(summary).toMatchObject({ previous, events: head });
     expect(summary.eventsPerSecond).toBeGreaterThan(0);
     expect(summary.seconds).toBeGreaterThanOrEqual(0);
+    // Node alone takes tens of MiB; a figure in KiB or bytes would be far larger.
+    expect(summary.peakRssMiB).toBeGreaterThan(20);
+    expect(summary.peakRssMiB).toBeLessThan(4096);
     const generation = summary.generation as string;
     expect(generation).not.toBe(previous);
     expect(readFileSync(join(files.projectionsDir, 'CURRENT'), 'utf8').trim()).toBe(generation);
@@ -373,7 +376,9 @@ describe('the projector service', () => {
     expect(help.stdout).toContain('Usage: pnpm rebuild-projections');
     await expect(rebuild(['--batch', '0'])).rejects.toMatchObject({ code: 2 });
     const text = await rebuild([]);
-    expect(text.stdout).toMatch(/^rebuilt [\d,]+ events in [\d.]+ s \([\d,]+ events\/s\) into gen-\d+\.db$/m);
+    expect(text.stdout).toMatch(
+      /^rebuilt [\d,]+ events in [\d.]+ s \([\d,]+ events\/s, peak RSS [\d,]+ MiB\) into gen-\d+\.db$/m,
+    );
     expect(await waitReady(service)).toMatchObject({ lag: 0 });
   });
 
