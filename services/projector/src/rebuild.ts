@@ -63,6 +63,12 @@ const progress = (position: number, head: number, final = false) => {
   }
 };
 
+/** A line on stderr between progress bars (none with --quiet). */
+const note = (line: string) => {
+  if (values.quiet) return;
+  process.stderr.write(`${tty ? '\n' : ''}${line}\n`);
+};
+
 /** Catches up until a pass finds nothing new (writes may land during the rebuild); the last position. */
 async function catchUpAll(projector: Projector, afterFirst?: () => Promise<void>): Promise<number> {
   let position = await projector.catchUp(progress);
@@ -148,7 +154,13 @@ async function rebuildOnSqlite(): Promise<ReturnType<typeof summarize>> {
   let position: number;
   try {
     position = await catchUpAll(projector, async () => {
+      // Creating the indexes takes a few seconds on medium, about 15 on national: say so.
+      const finishing = performance.now();
+      note('rebuild: all events applied; creating the indexes and syncing the new generation…');
       store = await bulk.finish();
+      note(
+        `rebuild: the new generation is indexed and synced (${((performance.now() - finishing) / 1000).toFixed(1)} s)`,
+      );
       projector.useStore(store);
     });
     progress(position, Math.max(position, await log.log.head()), true);

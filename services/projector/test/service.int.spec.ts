@@ -279,6 +279,9 @@ describe('the projector service', () => {
     const summary = JSON.parse(stdout.trim().split('\n').pop()!) as { generation: string; events: number };
     expect(summary).toMatchObject({ previous });
     expect(stderr).toMatch(/rebuild \[#+\] 100% .* events\/s/);
+    // The index build at the end says what it is doing, and how long it took.
+    expect(stderr).toMatch(/creating the indexes and syncing the new generation…\n/);
+    expect(stderr).toMatch(/the new generation is indexed and synced \(\d+\.\d s\)\n/);
     expect(currentGeneration(files.projectionsDir)).toBe(summary.generation);
     expect(servedCheckpoints.length).toBeGreaterThan(3);
     expect(Math.min(...servedCheckpoints)).toBeGreaterThan(0);
