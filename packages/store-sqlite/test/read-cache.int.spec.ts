@@ -214,4 +214,27 @@ describe('listJson on the read-only primary', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('once full, keeps a record only from the second read of its id: reads that never come back keep nothing', () => {
+    const payload = JSON.stringify({ name: 'x' });
+    const cache = new RecordCache(payload.length * 8);
+    // Not full yet: kept from the first read.
+    for (let i = 0; i < 8; i++) cache.record('farm', `f${i}`, 1, payload);
+    expect(cache.size.entries).toBe(8);
+    const first = cache.record('coop', 'c1', 1, payload);
+    expect(cache.size.entries).toBe(8);
+    const second = cache.record('coop', 'c1', 1, payload);
+    expect(second).not.toBe(first);
+    expect(cache.record('coop', 'c1', 1, payload)).toBe(second);
+    // Kept in place of the oldest entry.
+    expect(cache.size.entries).toBe(8);
+    expect(cache.record('farm', 'f7', 1, payload)).toBe(cache.record('farm', 'f7', 1, payload));
+    // 100,000 ids read once each: none kept, and the ids remembered stay bounded (the first is forgotten).
+    for (let i = 0; i < 100_000; i++) cache.record('hen', `h${i}`, 1, payload);
+    expect(cache.record('coop', 'c1', 1, payload)).toBe(second);
+    const h0 = cache.record('hen', 'h0', 1, payload);
+    expect(cache.record('hen', 'h0', 1, payload)).not.toBe(h0);
+    const last = cache.record('hen', 'h99999', 1, payload);
+    expect(cache.record('hen', 'h99999', 1, payload)).toBe(last);
+  });
 });
