@@ -116,7 +116,7 @@ async function rebuildOnMongo(): Promise<ReturnType<typeof summarize>> {
     const projector = new Projector(log, store, batchSize);
     started = performance.now();
     const position = await catchUpAll(projector);
-    progress(position, Math.max(position, await log.head()), true);
+    progress(position, position, true);
     return summarize(position, null, null, []);
   } finally {
     await store.close();
@@ -163,7 +163,8 @@ async function rebuildOnSqlite(): Promise<ReturnType<typeof summarize>> {
       );
       projector.useStore(store);
     });
-    progress(position, Math.max(position, await log.log.head()), true);
+    // Done at `position`: writes that land after the last pass are the running projector's to apply.
+    progress(position, position, true);
     promoteGeneration(dir, generation);
   } finally {
     await store.close();
