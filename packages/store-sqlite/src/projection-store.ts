@@ -34,7 +34,13 @@ import { backgroundCheckpointer, type WalCheckpointer } from './checkpointer.js'
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
 import { type ChangeFeed, numberedChangeFeed } from './read-memo.js';
 import { SqlThread, type ThreadStatement } from './sql-thread.js';
-import { tableNames, type VersionInsert, VersionTables, VersionTablesReader } from './version-tables.js';
+import {
+  type DdlPart,
+  tableNames,
+  type VersionInsert,
+  VersionTables,
+  VersionTablesReader,
+} from './version-tables.js';
 
 export const projectionEntities: readonly EntityName[] = entityNames.filter(
   (e) => entities[e].kind === 'projection',
@@ -107,9 +113,9 @@ const byId = (a: { readonly id: string }, b: { readonly id: string }): number =>
   a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
 /** A generation's tables and indexes (`tables` and `indexes`: one part, as for `entityDdl`). */
-const generationDdl = (part: 'all' | 'tables' | 'indexes' = 'all'): string =>
+const generationDdl = (part: DdlPart = 'all'): string =>
   VersionTables.ddl(projectionEntities, 'inline', part) +
-  (part === 'indexes' ? STATE_INDEXES : part === 'tables' ? STATE_TABLES : STATE_TABLES + STATE_INDEXES);
+  { tables: STATE_TABLES, indexes: STATE_INDEXES, all: STATE_TABLES + STATE_INDEXES }[part];
 const READ_CHECKPOINT_SQL = "SELECT value FROM projector_meta WHERE key = 'checkpoint'";
 /** Moves the checkpoint from the second parameter to the first: changes no row when it was elsewhere. */
 const MOVE_CHECKPOINT_SQL = "UPDATE projector_meta SET value = ? WHERE key = 'checkpoint' AND value = ?";
@@ -533,8 +539,8 @@ export class BulkProjectionStore implements ProjectionStore {
     const firstSeq = this.lastSeq + 1;
     const skip = new Uint8Array(writes.length);
     const replaced = new Map<EntityName, number[]>();
-    const newest: BuiltDocument[] = [];
-    const newestEntity: EntityName[] = [];
+    /** Each document this batch writes, once, with its entity: its current row is set at the end. */
+    const newest: Array<readonly [EntityName, BuiltDocument]> = [];
     const texts: string[] = [];
     for (const [i, doc] of writes.entries()) {
       const seq = firstSeq + i;
@@ -545,8 +551,7 @@ export class BulkProjectionStore implements ProjectionStore {
       if (!built) {
         const made = { seq, createdAt: doc.createdAt, live: doc.live, json, commit: this.commits };
         ids.set(doc.id, made);
-        newest.push(made);
-        newestEntity.push(doc.entity);
+        newest.push([doc.entity, made]);
         continue;
       }
       if (built.createdAt === doc.createdAt) {
@@ -555,8 +560,7 @@ export class BulkProjectionStore implements ProjectionStore {
       }
       if (built.commit !== this.commits) {
         built.commit = this.commits;
-        newest.push(built);
-        newestEntity.push(doc.entity);
+        newest.push([doc.entity, built]);
       }
       built.seq = seq;
       built.createdAt = doc.createdAt;
@@ -570,18 +574,8 @@ export class BulkProjectionStore implements ProjectionStore {
     const appending = new Map<EntityName, unknown[]>();
     for (const [i, doc] of writes.entries()) {
       if (skip[i] === 1) continue;
-      let params = appending.get(doc.entity);
-      if (!params) {
-        params = [];
-        appending.set(doc.entity, params);
-      }
-      params.push(
-        firstSeq + i,
-        doc.id,
-        doc.createdAt,
-        doc.live ? 0 : 1,
-        doc.json ?? JSON.stringify(doc.payload),
-      );
+      const params = entry(appending, doc.entity, () => []);
+      params.push(firstSeq + i, doc.id, doc.createdAt, doc.live ? 0 : 1, texts[i]);
       if (params.length === NUMBERED_ROWS * 5) {
         statements.push([insertNumberedSql(doc.entity, NUMBERED_ROWS), params]);
         appending.delete(doc.entity);
@@ -591,8 +585,7 @@ export class BulkProjectionStore implements ProjectionStore {
       statements.push([insertNumberedSql(entity, params.length / 5), params]);
     const live = new Map<EntityName, number[]>();
     const dead = new Map<EntityName, number[]>();
-    for (const [i, built] of newest.entries())
-      entry(built.live ? live : dead, newestEntity[i]!, () => []).push(built.seq);
+    for (const [entity, built] of newest) entry(built.live ? live : dead, entity, () => []).push(built.seq);
     for (const [entity, seqs] of live) statements.push([upsertCurrentSql(entity), [JSON.stringify(seqs)]]);
     for (const [entity, seqs] of dead) statements.push([deleteCurrentSql(entity), [JSON.stringify(seqs)]]);
     return statements;

@@ -60,6 +60,9 @@ export function tableNames(entity: EntityName) {
   return { versions: quote(`${entity}_versions`), current: quote(`${entity}_current`) };
 }
 
+/** Which DDL: the tables, the indexes created after the rows (see `entityDdl`), or both. */
+export type DdlPart = 'all' | 'tables' | 'indexes';
+
 /**
  * DDL for an entity's tables; every filtered field is a generated column with an index. `tables`
  * creates the tables, `indexes` the secondary indexes of the versions table (a bulk build creates
@@ -68,7 +71,7 @@ export function tableNames(entity: EntityName) {
 export function entityDdl(
   entity: EntityName,
   layout: CurrentLayout = 'inline',
-  part: 'all' | 'tables' | 'indexes' = 'all',
+  part: DdlPart = 'all',
 ): string {
   const { versions, current } = tableNames(entity);
   const fields = filterColumns(entity);
@@ -91,7 +94,7 @@ ${fields.map((f) => `CREATE INDEX IF NOT EXISTS ${quote(`${entity}_current_${f}`
   const indexes = `
 CREATE UNIQUE INDEX IF NOT EXISTS ${quote(`${entity}_versions_id`)} ON ${versions} (id, created_at);
 ${fields.map((f) => `CREATE INDEX IF NOT EXISTS ${quote(`${entity}_versions_${f}`)} ON ${versions} (${quote(f)}, id, created_at);`).join('\n')}`;
-  return part === 'tables' ? tables : part === 'indexes' ? indexes : tables + indexes;
+  return { tables, indexes, all: tables + indexes }[part];
 }
 
 const toRecord = (id: string, createdAt: number, payload: string): StoredRecord => ({
@@ -450,7 +453,7 @@ export class VersionTables {
   static ddl(
     entityNames: readonly EntityName[],
     layout: CurrentLayout = 'inline',
-    part: 'all' | 'tables' | 'indexes' = 'all',
+    part: DdlPart = 'all',
   ): string {
     return entityNames.map((e) => entityDdl(e, layout, part)).join('\n');
   }

@@ -32,20 +32,16 @@ export interface RebuildSummary {
   readonly peakRssMiB?: number;
 }
 
-/** Projector rebuild throughput on one dataset (issue item 4). */
-export interface RebuildFigures {
+/**
+ * Projector rebuild throughput on one dataset (issue item 4): the summary (`events` applied from position
+ * 0, `seconds` from opening the log to promoting the new generation), and what the bench saw around it.
+ */
+export interface RebuildFigures extends RebuildSummary {
   readonly preset: string;
-  /** Log entries applied from position 0. */
-  readonly events: number;
-  /** The rebuild's own timing (opening the log to promoting the new generation). */
-  readonly seconds: number;
-  readonly eventsPerSecond: number;
   /** Spawn to exit, process start-up and shutdown included. */
   readonly wallSeconds: number;
   /** utime + stime of the rebuild process, ms (sampled every 100 ms until it exits); absent when unknown. */
   readonly cpuMs?: number;
-  /** The rebuild process's peak RSS, MiB, as it reports it; absent when it does not. */
-  readonly peakRssMiB?: number;
 }
 
 /** Parses the JSON summary `rebuild.js --json` prints (its last JSON line). */
