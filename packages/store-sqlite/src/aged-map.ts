@@ -112,3 +112,45 @@ export function dropOldest<P, K>(
     if (!over()) return;
   }
 }
+
+/** Keys an admission remembers as seen once (all forgotten at once past this). */
+export const SEEN_ONCE_KEYS = 65_536;
+
+/**
+ * The admission rule of the bounded caches once full: an entry earns a place only on the second sight
+ * of its key while that key is remembered. Reads that never come back (random keys over a table many
+ * times a cache's budget) then keep nothing: kept until newer entries evicted them, each such entry
+ * lived long enough for V8 to move it to the old generation and died there, and its eviction cost more
+ * than its read. Keys are remembered per part (an entity), up to `max` in all, then all forgotten.
+ */
+export class SecondSight<P, K> {
+  private readonly seen = new Map<P, Set<K>>();
+  private count = 0;
+
+  constructor(private readonly max = SEEN_ONCE_KEYS) {}
+
+  /** True when `key` of `part` was seen once before and is still remembered (then forgotten); else remembers it. */
+  again(part: P, key: K): boolean {
+    let keys = this.seen.get(part);
+    if (keys === undefined) {
+      keys = new Set();
+      this.seen.set(part, keys);
+    }
+    if (keys.delete(key)) {
+      this.count -= 1;
+      return true;
+    }
+    if (this.count >= this.max) {
+      for (const known of this.seen.values()) known.clear();
+      this.count = 0;
+    }
+    keys.add(key);
+    this.count += 1;
+    return false;
+  }
+
+  /** Keys remembered now (tests: bounded). */
+  get remembered(): number {
+    return this.count;
+  }
+}

@@ -1,41 +1,27 @@
 import type { EntityName } from '@eggmesh/schema';
 import type { JsonList, JsonListField } from '@eggmesh/store';
-import { AgedMap, dropOldest } from './aged-map.js';
+import { AgedMap, dropOldest, SecondSight } from './aged-map.js';
 
-/** How much a read-only primary keeps of rows' payloads and JSON fragments, by default. */
+/** How much a read-only primary keeps of rows' JSON fragments, by default. */
 export const JSON_FRAGMENT_BYTES = 8 * 1024 * 1024;
 
-const INT_MIN = -(2 ** 31);
-const INT_MAX = 2 ** 31 - 1;
+/** What an entry costs beside its fragments' text (object, map, ticket), for the byte budget. */
+const ENTRY_OVERHEAD = 64;
 
 interface Entry {
-  readonly id: string;
-  readonly payload: Record<string, unknown>;
-  /** Payload text length, for the byte budget of a response. */
+  /** Payload text length in UTF-8 bytes (never less than its UTF-16 length), for a response's byte budget. */
   readonly payloadBytes: number;
   /** The row's JSON object per selection shape; null when a value does not have its field's type. */
   readonly shapes: Map<string, string | null>;
   size: number;
 }
 
-/** A value as serializing it under its GraphQL type gives it, or undefined when that type refuses it. */
-function conforms(field: JsonListField, value: unknown): boolean {
-  if (value === undefined || value === null) return field.nullable;
-  switch (field.type) {
-    case 'id':
-    case 'string':
-      return typeof value === 'string';
-    case 'int':
-      return typeof value === 'number' && Number.isInteger(value) && value >= INT_MIN && value <= INT_MAX;
-    case 'float':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-  }
-}
+/** A fragment as SQLite built it: `[seq, JSON object or null (a value of another type), payload bytes]`. */
+export type FragmentRow = [number, string | null, number];
 
 const shapeKeys = new WeakMap<readonly JsonListField[], string>();
-const shapeOf = (fields: readonly JsonListField[]): string => {
+/** The key of a selection (fields, keys, types) among the fragments of a row. */
+export const shapeOf = (fields: readonly JsonListField[]): string => {
   let key = shapeKeys.get(fields);
   if (key === undefined) {
     key = JSON.stringify(fields);
@@ -44,25 +30,72 @@ const shapeOf = (fields: readonly JsonListField[]): string => {
   return key;
 };
 
+const sqlText = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
+/**
+ * True in SQL when the row's value of `field` is what serializing it under its GraphQL type gives back
+ * unchanged: a string for ID and String, an integer of 32 bits for Int, a number for Float, true or
+ * false for Boolean, and null or missing only where the field is nullable. Anything else (a number
+ * stored for a String, 2^31 for an Int) makes the row's fragment null, and the list goes the ordinary
+ * way, where GraphQL decides.
+ */
+function conformsSql(field: JsonListField): string {
+  const path = sqlText(`$."${field.source}"`);
+  const type = `json_type(payload, ${path})`;
+  const accepted = {
+    id: ['text'],
+    string: ['text'],
+    int: ['integer'],
+    float: ['integer', 'real'],
+    boolean: ['true', 'false'],
+  }[field.type];
+  const test = `${field.nullable ? `coalesce(${type}, 'null')` : type} IN (${[...accepted, ...(field.nullable ? ['null'] : [])].map(sqlText).join(', ')})`;
+  return field.type === 'int'
+    ? `(${test} AND coalesce(payload ->> ${path}, 0) BETWEEN ${-(2 ** 31)} AND ${2 ** 31 - 1})`
+    : test;
+}
+
+/**
+ * The statement that builds the fragments of `fields` for the versions of `versions` whose `seq` is in
+ * `?` (a JSON array), one `FragmentRow` each. SQLite copies each value's JSON text as stored (written
+ * by `JSON.stringify`), so a fragment is byte for byte what `JSON.stringify` of the same object gives;
+ * no payload is parsed in JavaScript. A field named `id` from the row's id is the row's id.
+ */
+export function fragmentsSql(versions: string, fields: readonly JsonListField[]): string {
+  const pairs = fields.map(
+    (f) =>
+      `${sqlText(f.key)}, ${f.source === 'id' && f.type === 'id' ? 'id' : `payload -> ${sqlText(`$."${f.source}"`)}`}`,
+  );
+  const checks = fields.filter((f) => !(f.source === 'id' && f.type === 'id')).map(conformsSql);
+  const object = `json_object(${pairs.join(', ')})`;
+  const fragment = checks.length === 0 ? object : `CASE WHEN ${checks.join(' AND ')} THEN ${object} END`;
+  return `SELECT seq, ${fragment}, octet_length(payload) FROM ${versions} WHERE seq IN (SELECT value FROM json_each(?))`;
+}
+
 /**
  * Each row's JSON object for a selection, kept by the version row it was built from (`seq`: a new
  * version of a row is a new `seq`, and a `seq` never changes payload): a list answer is the versions
  * SQLite finds, the fragments of those already seen, and the payloads of the others read in one
  * statement. Nothing is served for a version other than the one the read found. Bounded by bytes;
- * the oldest entries go first.
+ * the oldest entries go first, and once full a version is kept only from its second read
+ * (`SecondSight`).
  */
 export class JsonFragments {
   private readonly byEntity = new Map<EntityName, AgedMap<number, Entry>>();
   private bytes = 0;
+  private readonly admission = new SecondSight<EntityName, number>();
 
   constructor(private readonly maxBytes = JSON_FRAGMENT_BYTES) {}
 
-  /** `versions`: the rows' version `seq`s in answer order; `payloads` reads `[seq, id, payload]` of some. */
+  /**
+   * `versions`: the rows' version `seq`s in answer order; `build` makes the fragments of this selection
+   * for some of them (see `fragmentsSql`).
+   */
   list(
     entity: EntityName,
     fields: readonly JsonListField[],
     versions: readonly number[],
-    payloads: (seqs: number[]) => Array<[number, string, string]>,
+    build: (seqs: number[]) => FragmentRow[],
   ): JsonList {
     let entries = this.byEntity.get(entity);
     if (!entries) {
@@ -77,83 +110,78 @@ export class JsonFragments {
     const missing: number[] = [];
     for (let i = 0; i < rows; i++) {
       const entry = entries.get(versions[i] as number);
-      if (entry === undefined) {
+      const json = entry?.shapes.get(shape);
+      if (json === undefined) {
         missing.push(versions[i] as number);
         continue;
       }
-      const json = this.fragment(entry, fields, shape);
       if (json === null) return refused;
       out[i] = json;
-      payloadBytes += entry.payloadBytes;
+      payloadBytes += (entry as Entry).payloadBytes;
     }
     if (missing.length > 0) {
-      // Kept here too: a list larger than the cache may push its own rows out of it.
-      const read = new Map<number, Entry>();
-      for (const [seq, id, text] of payloads(missing)) {
-        const entry: Entry = {
-          id,
-          payload: JSON.parse(text) as Record<string, unknown>,
-          payloadBytes: text.length,
-          shapes: new Map(),
-          size: text.length * 2 + id.length,
-        };
-        read.set(seq, entry);
-        this.remember(entries, seq, entry);
-      }
+      const built = new Map<number, FragmentRow>();
+      for (const row of build(missing)) built.set(row[0], row);
       for (let i = 0; i < rows; i++) {
         if (out[i] !== undefined) continue;
-        const entry = read.get(versions[i] as number);
+        const seq = versions[i] as number;
+        const row = built.get(seq);
         // Read in the same transaction, so never missing; but never guess.
-        if (entry === undefined) return refused;
-        const json = this.fragment(entry, fields, shape);
+        if (row === undefined) return refused;
+        const [, json, bytes] = row;
+        this.remember(entity, entries, seq, shape, json, bytes);
         if (json === null) return refused;
         out[i] = json;
-        payloadBytes += entry.payloadBytes;
+        payloadBytes += bytes;
       }
     }
     return { json: `[${out.join(',')}]`, rows, payloadBytes, conforming: true };
   }
 
-  private fragment(entry: Entry, fields: readonly JsonListField[], shape: string): string | null {
-    const known = entry.shapes.get(shape);
-    if (known !== undefined) return known;
-    const object: Record<string, unknown> = {};
-    let json: string | null = null;
-    let ok = true;
-    for (const field of fields) {
-      const value = field.source === 'id' && field.type === 'id' ? entry.id : entry.payload[field.source];
-      if (!conforms(field, value)) {
-        ok = false;
-        break;
-      }
-      object[field.key] = value ?? null;
-    }
-    if (ok) json = JSON.stringify(object);
-    entry.shapes.set(shape, json);
+  /**
+   * Keeps the fragment of a version just built: beside the version's others when it is held, else
+   * when it fits and, once full, when the version was read before.
+   */
+  private remember(
+    entity: EntityName,
+    entries: AgedMap<number, Entry>,
+    seq: number,
+    shape: string,
+    json: string | null,
+    payloadBytes: number,
+  ): void {
     const added = json?.length ?? 0;
-    entry.size += added;
-    this.bytes += added;
-    return json;
-  }
-
-  private remember(entries: AgedMap<number, Entry>, seq: number, entry: Entry): void {
-    const old = entries.get(seq);
-    if (old) {
-      entries.delete(seq);
-      this.bytes -= old.size;
+    const held = entries.get(seq);
+    if (held !== undefined) {
+      // A version never changes: its fragments of other selections stay right.
+      if (!held.shapes.has(shape)) {
+        held.shapes.set(shape, json);
+        held.size += added;
+        this.bytes += added;
+      }
+      return;
     }
-    if (entry.size > this.maxBytes) return;
-    entries.set(seq, entry);
-    this.bytes += entry.size;
-    // Oldest first: of this entity, then of the others.
+    const size = ENTRY_OVERHEAD + added;
+    if (size > this.maxBytes) return;
+    if (this.bytes + size > this.maxBytes && !this.admission.again(entity, seq)) return;
+    // Room first, so the new entry is never the oldest of its entity, dropped at once.
     dropOldest(
       [entries, ...this.byEntity.values()],
       (map) => map,
-      () => this.bytes > this.maxBytes,
+      () => this.bytes + size > this.maxBytes,
       (map, key) => {
         this.bytes -= map.get(key)?.size ?? 0;
         map.delete(key);
       },
     );
+    entries.set(seq, { payloadBytes, shapes: new Map([[shape, json]]), size });
+    this.bytes += size;
+  }
+
+  /** Entries and bytes held (tests). */
+  get size(): { readonly entries: number; readonly bytes: number } {
+    let held = 0;
+    for (const entries of this.byEntity.values()) held += entries.size;
+    return { entries: held, bytes: this.bytes };
   }
 }

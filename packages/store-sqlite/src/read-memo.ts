@@ -1,5 +1,5 @@
 import type { Statement } from 'better-sqlite3';
-import { AgedMap, dropOldest } from './aged-map.js';
+import { AgedMap, dropOldest, SecondSight } from './aged-map.js';
 import type { SqliteDatabase } from './database.js';
 
 /** How many rows a read-only store keeps answers of, by default. */
@@ -50,7 +50,9 @@ class EntityAnswers {
  * is read after the version, so a commit landing in between is dropped now or at the next look, and an
  * answer is always read after the look it is filed under: no write another process acknowledged before
  * a read began is ever hidden from it. Answers are shared between callers, who must not mutate them
- * (the records in them are frozen). Bounded by rows and by JSON text; the oldest answers go first.
+ * (the records in them are frozen). Bounded by rows and by JSON text; the oldest answers go first, and
+ * once full an answer is kept only from the second read of its key (`SecondSight`): on a table many
+ * times the bounds, random reads would otherwise churn the memo and keep nothing useful.
  */
 export class ReadMemo {
   private readonly dataVersion: Statement;
@@ -58,6 +60,7 @@ export class ReadMemo {
   private readonly entities = new Map<string, EntityAnswers>();
   private rows = 0;
   private bytes = 0;
+  private readonly admission = new SecondSight<string, string>();
   /** Answers served from here and reads that went to SQLite (diagnostics and tests). */
   hits = 0;
   misses = 0;
@@ -145,6 +148,12 @@ export class ReadMemo {
       this.entities.set(entity, of);
     }
     this.drop(of, key);
+    const over = () => this.rows + rows > this.maxRows || this.bytes + bytes > this.maxBytes;
+    if (over()) {
+      if (!this.admission.again(entity, key)) return;
+      // Room first, so the new answer is never the oldest of its entity, dropped at once.
+      this.evict(of, over);
+    }
     of.answers.set(key, { value, rows, bytes, ids });
     if (ids === undefined) of.wide.add(key);
     else {
@@ -159,15 +168,14 @@ export class ReadMemo {
     }
     this.rows += rows;
     this.bytes += bytes;
-    if (this.rows > this.maxRows || this.bytes > this.maxBytes) this.evict(of);
   }
 
-  /** Drops the oldest answers (of `first`'s entity first, then of the others) until within bounds. */
-  private evict(first: EntityAnswers): void {
+  /** Drops the oldest answers (of `first`'s entity first, then of the others) while `over()`. */
+  private evict(first: EntityAnswers, over: () => boolean): void {
     dropOldest(
       [first, ...this.entities.values()],
       (of) => of.answers,
-      () => this.rows > this.maxRows || this.bytes > this.maxBytes,
+      over,
       (of, key) => this.drop(of, key),
     );
   }

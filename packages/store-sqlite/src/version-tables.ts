@@ -2,6 +2,7 @@ import { type EntityName, entities } from '@eggmesh/schema';
 import {
   type EntityReader,
   type JsonList,
+  type JsonListField,
   type JsonListRequest,
   type PageOptions,
   type ReadOptions,
@@ -11,9 +12,9 @@ import {
   storeErrorCodes,
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
-import { AgedMap, dropOldest } from './aged-map.js';
+import { AgedMap, dropOldest, SecondSight } from './aged-map.js';
 import { quote, type SqliteDatabase } from './database.js';
-import { JsonFragments } from './json-fragments.js';
+import { type FragmentRow, fragmentsSql, JsonFragments, shapeOf } from './json-fragments.js';
 import { type ChangeFeed, READ_MEMO_ROWS, ReadMemo } from './read-memo.js';
 
 interface Row {
@@ -103,11 +104,11 @@ const toRecord = (id: string, createdAt: number, payload: string): StoredRecord 
   payload: JSON.parse(payload) as Record<string, unknown>,
 });
 
+/** Fragment statements an entity keeps prepared (one per selection shape). */
+const FRAGMENT_STATEMENTS = 64;
+
 /** How much payload text a read-only store keeps parsed, by default (about 3× that in heap). */
 export const RECORD_CACHE_BYTES = 4 * 1024 * 1024;
-
-/** Ids a record cache remembers as read once (all forgotten at once past this): a few times the records its budget holds. */
-const SEEN_ONCE_IDS = 65_536;
 
 interface Cached {
   readonly text: string;
@@ -128,15 +129,11 @@ export class RecordCache {
   private readonly byEntity = new Map<EntityName, AgedMap<string, Cached>>();
   private bytes = 0;
   /**
-   * Ids read once and not cached, per entity. Once the cache is full, a record is cached only from the
-   * second read of its id while the id is remembered here, so reads that do not come back (random ids
-   * over a table many times the budget) do not churn it: kept until newer entries evicted it, each such
-   * record lived long enough for V8 to move it to the old generation and died there. National, `findBy`
-   * of a coop's 30 hens: 280–340 µs with every record cached on first sight, 160–235 µs with this
-   * (perf/README.md, round 15).
+   * Once the cache is full, a record is cached only from the second read of its id (`SecondSight`).
+   * National, `findBy` of a coop's 30 hens: 280–340 µs with every record cached on first sight, 160–235
+   * µs with this (perf/README.md, round 15).
    */
-  private readonly seenOnce = new Map<EntityName, Set<string>>();
-  private seenCount = 0;
+  private readonly admission = new SecondSight<EntityName, string>();
 
   constructor(private readonly maxBytes = RECORD_CACHE_BYTES) {}
 
@@ -175,33 +172,13 @@ export class RecordCache {
     const size = text.length;
     if (size > this.maxBytes) return record;
     // Full: only what is read again earns a place.
-    if (known === undefined && this.bytes + size > this.maxBytes && !this.secondSight(entity, id))
+    if (known === undefined && this.bytes + size > this.maxBytes && !this.admission.again(entity, id))
       return record;
     // Room first, so the new entry is never the oldest of its entity, dropped at once.
     this.evict(entries, size);
     this.bytes += size;
     entries.set(id, { text, record, seq });
     return record;
-  }
-
-  /** True when `id` was read once before and is still remembered (then forgotten); else remembers it. */
-  private secondSight(entity: EntityName, id: string): boolean {
-    let seen = this.seenOnce.get(entity);
-    if (!seen) {
-      seen = new Set();
-      this.seenOnce.set(entity, seen);
-    }
-    if (seen.delete(id)) {
-      this.seenCount -= 1;
-      return true;
-    }
-    if (this.seenCount >= SEEN_ONCE_IDS) {
-      for (const ids of this.seenOnce.values()) ids.clear();
-      this.seenCount = 0;
-    }
-    seen.add(id);
-    this.seenCount += 1;
-    return false;
   }
 
   /** Drops the oldest entries (of this entity first, then of the others) until `incoming` more bytes fit. */
@@ -251,6 +228,7 @@ class EntityTables {
   /** `versionsOf` statements by filter field. */
   private readonly versionStatements = new Map<string, Statement>();
   private bySeq: Statement | undefined;
+  private readonly fragmentStatements = new AgedMap<string, Statement>();
   private readonly insertMany = new Map<number, Statement>();
 
   /** `SELECT … FROM` the current rows with their payloads, as `c.id, c.created_at, payload`. */
@@ -341,6 +319,24 @@ class EntityTables {
       )
       .pluck();
     this.versionStatements.set(key, statement);
+    return statement;
+  }
+
+  /**
+   * The statement building the JSON fragments of a selection (`fragmentsSql`), by selection: at most
+   * `FRAGMENT_STATEMENTS` kept, the oldest dropped (clients choose the selections).
+   */
+  fragmentsOf(fields: readonly JsonListField[]): Statement {
+    const shape = shapeOf(fields);
+    let statement = this.fragmentStatements.get(shape);
+    if (statement === undefined) {
+      statement = this.db.prepare(fragmentsSql(tableNames(this.entity).versions, fields)).raw(true);
+      if (this.fragmentStatements.size >= FRAGMENT_STATEMENTS) {
+        const oldest = this.fragmentStatements.oldest();
+        if (oldest !== undefined) this.fragmentStatements.delete(oldest);
+      }
+      this.fragmentStatements.set(shape, statement);
+    }
     return statement;
   }
 
@@ -703,13 +699,13 @@ export class VersionTables {
         request.entity,
         request.fields,
         versions,
-        (seqs) => t.payloadsBySeq.all(JSON.stringify(seqs)) as Array<[number, string, string]>,
+        (seqs) => t.fragmentsOf(request.fields).all(JSON.stringify(seqs)) as FragmentRow[],
       );
     };
     return this.memoized(
       request.entity,
       undefined,
-      `listJson\u0000${JSON.stringify(request)}`,
+      `listJson\u0000${selectionId(request.fields)}\u0000${request.where?.field ?? ''}\u0000${request.limit}\u0000${request.after ?? ''}\u0000${request.where?.value ?? ''}`,
       read,
       (list) => list.rows,
       { bytes: (list) => list.json.length },
@@ -778,6 +774,22 @@ export interface VersionInsert {
   readonly createdAt: number;
   readonly payload: string | null;
   readonly live: boolean;
+}
+
+/**
+ * A number per selection (the read side reuses one field list per parsed document), so a memo key names
+ * it in a few characters instead of its JSON. Two equal lists get two numbers: a missed reuse, never a
+ * wrong answer, and numbers are never reused.
+ */
+const selectionIds = new WeakMap<readonly JsonListField[], number>();
+let nextSelectionId = 0;
+function selectionId(fields: readonly JsonListField[]): number {
+  let id = selectionIds.get(fields);
+  if (id === undefined) {
+    id = nextSelectionId++;
+    selectionIds.set(fields, id);
+  }
+  return id;
 }
 
 /** Rows per multi-row INSERT (4 parameters each, well under SQLite's 32,766). */

@@ -215,6 +215,85 @@ describe('listJson on the read-only primary', () => {
     }
   });
 
+  it("builds each row's JSON in SQLite exactly as JSON.stringify would, and refuses every value its type does not take", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eggmesh-json-types-'));
+    const files = dataFiles(dir);
+    const writer = openPrimaryStore({ file: files.primary });
+    openProjectionStore({ dir: files.projectionsDir });
+    const read = openReadStore(dir);
+    const fields = [
+      { key: 'id', source: 'id', type: 'id', nullable: false },
+      { key: 'name', source: 'name', type: 'string', nullable: false },
+      { key: 'note', source: 'note', type: 'string', nullable: true },
+      { key: 'n', source: 'n', type: 'int', nullable: true },
+      { key: 'x', source: 'x', type: 'float', nullable: true },
+      { key: 'ok', source: 'ok', type: 'boolean', nullable: true },
+    ] as const;
+    // Each row alone in its farm, so each list is that one row.
+    const rows: Array<{ payload: Record<string, unknown>; takes: boolean }> = [
+      { payload: { name: 'plain', n: 0, x: 0.1, ok: true }, takes: true },
+      {
+        payload: {
+          name: 'q " \\ \n \u0001 é 😀 \u2028 \ud800',
+          note: null,
+          n: 2 ** 31 - 1,
+          x: 1e-7,
+          ok: false,
+        },
+        takes: true,
+      },
+      { payload: { name: 'big', n: -(2 ** 31), x: 1.5e300, note: 'ünï' }, takes: true },
+      { payload: { name: 'ints as floats', x: 123_456_789_012_345, n: -0 }, takes: true },
+      { payload: { name: 'int too big', n: 2 ** 31 }, takes: false },
+      { payload: { name: 'int with a fraction', n: 1.5 }, takes: false },
+      { payload: { name: 'int as text', n: '5' }, takes: false },
+      { payload: { name: 'float as text', x: '0.5' }, takes: false },
+      { payload: { name: 'boolean as number', ok: 1 }, takes: false },
+      { payload: { name: 7 }, takes: false },
+      { payload: { name: null }, takes: false },
+      { payload: { note: 'no name' }, takes: false },
+      { payload: { name: 'object', note: { a: 1 } }, takes: false },
+    ];
+    try {
+      const ids = rows.map(() => randomUUID());
+      await writer.commit(
+        rows.map((row, i) => ({
+          op: 'create' as const,
+          entity: 'coop' as const,
+          id: ids[i]!,
+          payload: { ...row.payload, farm_id: `farm-${i}` },
+        })),
+      );
+      for (const [i, row] of rows.entries()) {
+        const list = await read.listJson({
+          entity: 'coop',
+          fields,
+          where: { field: 'farm_id', value: `farm-${i}` },
+          limit: 10,
+        });
+        expect(list?.conforming, String(row.payload.name)).toBe(row.takes);
+        if (!row.takes) continue;
+        const p = row.payload;
+        const want = {
+          id: ids[i],
+          name: p.name,
+          note: p.note ?? null,
+          n: p.n ?? null,
+          x: p.x ?? null,
+          ok: p.ok ?? null,
+        };
+        expect(list?.json).toBe(JSON.stringify([want]));
+        expect(list?.payloadBytes).toBeGreaterThanOrEqual(
+          JSON.stringify({ ...p, farm_id: `farm-${i}` }).length,
+        );
+      }
+    } finally {
+      await read.close();
+      await writer.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('once full, keeps a record only from the second read of its id: reads that never come back keep nothing', () => {
     const payload = JSON.stringify({ name: 'x' });
     const cache = new RecordCache(payload.length * 8);

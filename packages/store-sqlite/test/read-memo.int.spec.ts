@@ -239,11 +239,17 @@ describe('ReadMemo', () => {
       memo.set('farm', 'empty', [], 0);
       expect(memo.size).toEqual({ answers: 3, rows: 9, bytes: 0 });
       memo.set('coop', 'c', ['c'], 4);
+      // Full: an answer is kept only from the second read of its key.
+      expect(memo.get('coop', 'c')).toBeUndefined();
+      expect(memo.get('coop', 'b')).toEqual(['b']);
+      memo.set('coop', 'c', ['c'], 4);
+      expect(memo.get('coop', 'c')).toEqual(['c']);
       // The oldest of the entity filed into first, then of the others.
       expect(memo.get('coop', 'b')).toBeUndefined();
       expect(memo.get('farm', 'a')).toEqual(['a']);
       expect(memo.size.rows).toBeLessThanOrEqual(10);
       memo.set('farm', 'text', 'x'.repeat(90), 1, 90);
+      memo.set('farm', 'more text', 'y'.repeat(20), 1, 20);
       memo.set('farm', 'more text', 'y'.repeat(20), 1, 20);
       expect(memo.get('farm', 'text')).toBeUndefined();
       expect(memo.size.bytes).toBe(20);
@@ -251,6 +257,30 @@ describe('ReadMemo', () => {
       memo.set('farm', 'huge', [], 11);
       expect(memo.get('farm', 'huge')).toBeUndefined();
       expect(memo.size.rows).toBeLessThanOrEqual(10);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('once full, keeps nothing of answers read once, however many', () => {
+    const db = openDatabase(join(dir, 'x.db'));
+    try {
+      const memo = new ReadMemo(db, undefined, 10, 1_000);
+      expect(memo.get('hen', 'h0')).toBeUndefined();
+      for (let i = 0; i < 10; i++) memo.set('hen', `h${i}`, [i], 1);
+      expect(memo.size.answers).toBe(10);
+      // 100,000 keys read once each (more than the keys it remembers): the first ten stay.
+      for (let i = 10; i < 100_010; i++) {
+        expect(memo.get('hen', `h${i}`)).toBeUndefined();
+        memo.set('hen', `h${i}`, [i], 1);
+      }
+      expect(memo.get('hen', 'h0')).toEqual([0]);
+      expect(memo.get('hen', 'h100009')).toBeUndefined();
+      // Read again while remembered: kept in place of the oldest.
+      memo.set('hen', 'h100009', [100_009], 1);
+      expect(memo.get('hen', 'h100009')).toEqual([100_009]);
+      expect(memo.get('hen', 'h0')).toBeUndefined();
+      expect(memo.size.answers).toBe(10);
     } finally {
       db.close();
     }

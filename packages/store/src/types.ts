@@ -92,7 +92,7 @@ export interface JsonList {
   /** The JSON array text. */
   readonly json: string;
   readonly rows: number;
-  /** The length of the rows' stored payloads. */
+  /** At least the length of the rows' stored payloads in UTF-16 units (UTF-8 bytes will do). */
   readonly payloadBytes: number;
   /**
    * Whether every copied value has its field's type (a 32-bit integer for `int`, …) and every
