@@ -115,19 +115,26 @@ export function dropOldest<P, K>(
 
 /** Keys an admission remembers as seen once (all forgotten at once past this). */
 export const SEEN_ONCE_KEYS = 65_536;
+/** Characters of string keys it remembers at most (a memo key names every value of a batch). */
+export const SEEN_ONCE_CHARS = 4 * 1024 * 1024;
 
 /**
  * The admission rule of the bounded caches once full: an entry earns a place only on the second sight
  * of its key while that key is remembered. Reads that never come back (random keys over a table many
  * times a cache's budget) then keep nothing: kept until newer entries evicted them, each such entry
  * lived long enough for V8 to move it to the old generation and died there, and its eviction cost more
- * than its read. Keys are remembered per part (an entity), up to `max` in all, then all forgotten.
+ * than its read. Keys are remembered per part (an entity), up to `maxKeys` and `maxChars` of string
+ * keys in all, then all forgotten at once.
  */
-export class SecondSight<P, K> {
+export class SecondSight<P, K extends string | number> {
   private readonly seen = new Map<P, Set<K>>();
   private count = 0;
+  private chars = 0;
 
-  constructor(private readonly max = SEEN_ONCE_KEYS) {}
+  constructor(
+    private readonly maxKeys = SEEN_ONCE_KEYS,
+    private readonly maxChars = SEEN_ONCE_CHARS,
+  ) {}
 
   /** True when `key` of `part` was seen once before and is still remembered (then forgotten); else remembers it. */
   again(part: P, key: K): boolean {
@@ -136,21 +143,27 @@ export class SecondSight<P, K> {
       keys = new Set();
       this.seen.set(part, keys);
     }
+    const chars = typeof key === 'string' ? key.length : 0;
     if (keys.delete(key)) {
       this.count -= 1;
+      this.chars -= chars;
       return true;
     }
-    if (this.count >= this.max) {
+    if (this.count >= this.maxKeys || this.chars + chars > this.maxChars) {
       for (const known of this.seen.values()) known.clear();
       this.count = 0;
+      this.chars = 0;
     }
+    // A key longer than the whole budget is never remembered: it is never kept either.
+    if (chars > this.maxChars) return false;
     keys.add(key);
     this.count += 1;
+    this.chars += chars;
     return false;
   }
 
-  /** Keys remembered now (tests: bounded). */
-  get remembered(): number {
-    return this.count;
+  /** Keys and characters of string keys remembered now (tests: bounded). */
+  get remembered(): { readonly keys: number; readonly chars: number } {
+    return { keys: this.count, chars: this.chars };
   }
 }

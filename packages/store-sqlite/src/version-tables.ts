@@ -104,9 +104,6 @@ const toRecord = (id: string, createdAt: number, payload: string): StoredRecord 
   payload: JSON.parse(payload) as Record<string, unknown>,
 });
 
-/** Fragment statements an entity keeps prepared (one per selection shape). */
-const FRAGMENT_STATEMENTS = 64;
-
 /** How much payload text a read-only store keeps parsed, by default (about 3× that in heap). */
 export const RECORD_CACHE_BYTES = 4 * 1024 * 1024;
 
@@ -211,6 +208,9 @@ interface FieldStatements {
   /** `currentAll` without payloads: `id, created_at, version` (referenced layout only). */
   currentVersionsAll: Statement | undefined;
 }
+
+/** Fragment statements an entity keeps prepared (one per selection shape). */
+const FRAGMENT_STATEMENTS = 64;
 
 /** Prepared statements reading one entity's tables, current or `at` a time. */
 class EntityTables {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AgedMap, dropOldest } from '../src/aged-map.js';
+import { AgedMap, dropOldest, SecondSight } from '../src/aged-map.js';
 
 /** A small seeded PRNG (mulberry32), so a failure replays. */
 function random(seed: number): () => number {
@@ -96,5 +96,30 @@ describe('dropOldest', () => {
       drop,
     );
     expect(dropped).toHaveLength(3);
+  });
+});
+
+describe('SecondSight', () => {
+  it('says yes on the second sight of a key while remembered, per part, and forgets within its bounds', () => {
+    const admission = new SecondSight<string, string>(4, 40);
+    expect(admission.again('hen', 'a')).toBe(false);
+    expect(admission.again('coop', 'a')).toBe(false);
+    expect(admission.again('hen', 'a')).toBe(true);
+    // Said once: forgotten again.
+    expect(admission.again('hen', 'a')).toBe(false);
+    for (const key of ['b', 'c']) admission.again('hen', key);
+    expect(admission.remembered.keys).toBe(4);
+    // The fifth key forgets everything first.
+    admission.again('hen', 'e');
+    expect(admission.remembered).toEqual({ keys: 1, chars: 1 });
+    expect(admission.again('coop', 'a')).toBe(false);
+    // Long keys count by their characters; one over the whole budget is never remembered.
+    admission.again('hen', 'x'.repeat(30));
+    expect(admission.remembered.chars).toBe(32);
+    admission.again('hen', 'y'.repeat(20));
+    expect(admission.remembered).toEqual({ keys: 1, chars: 20 });
+    expect(admission.again('hen', 'z'.repeat(41))).toBe(false);
+    expect(admission.again('hen', 'z'.repeat(41))).toBe(false);
+    expect(admission.remembered.chars).toBeLessThanOrEqual(40);
   });
 });
