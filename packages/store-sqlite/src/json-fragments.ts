@@ -31,6 +31,10 @@ export const shapeOf = (fields: readonly JsonListField[]): string => {
 };
 
 const sqlText = (text: string) => `'${text.replaceAll("'", "''")}'`;
+/** The field's JSON path in a payload, as SQL text. */
+const pathOf = (field: JsonListField) => sqlText(`$."${field.source}"`);
+/** A field named `id` from the row's id (the only ID a plan takes): the row's id, not the payload's. */
+const fromRowId = (field: JsonListField) => field.source === 'id' && field.type === 'id';
 
 /**
  * True in SQL when the row's value of `field` is what serializing it under its GraphQL type gives back
@@ -40,7 +44,7 @@ const sqlText = (text: string) => `'${text.replaceAll("'", "''")}'`;
  * way, where GraphQL decides.
  */
 function conformsSql(field: JsonListField): string {
-  const path = sqlText(`$."${field.source}"`);
+  const path = pathOf(field);
   const type = `json_type(payload, ${path})`;
   const accepted = {
     id: ['text'],
@@ -59,14 +63,11 @@ function conformsSql(field: JsonListField): string {
  * The statement that builds the fragments of `fields` for the versions of `versions` whose `seq` is in
  * `?` (a JSON array), one `FragmentRow` each. SQLite copies each value's JSON text as stored (written
  * by `JSON.stringify`), so a fragment is byte for byte what `JSON.stringify` of the same object gives;
- * no payload is parsed in JavaScript. A field named `id` from the row's id is the row's id.
+ * no payload is parsed in JavaScript.
  */
 export function fragmentsSql(versions: string, fields: readonly JsonListField[]): string {
-  const pairs = fields.map(
-    (f) =>
-      `${sqlText(f.key)}, ${f.source === 'id' && f.type === 'id' ? 'id' : `payload -> ${sqlText(`$."${f.source}"`)}`}`,
-  );
-  const checks = fields.filter((f) => !(f.source === 'id' && f.type === 'id')).map(conformsSql);
+  const pairs = fields.map((f) => `${sqlText(f.key)}, ${fromRowId(f) ? 'id' : `payload -> ${pathOf(f)}`}`);
+  const checks = fields.filter((f) => !fromRowId(f)).map(conformsSql);
   const object = `json_object(${pairs.join(', ')})`;
   const fragment = checks.length === 0 ? object : `CASE WHEN ${checks.join(' AND ')} THEN ${object} END`;
   return `SELECT seq, ${fragment}, octet_length(payload) FROM ${versions} WHERE seq IN (SELECT value FROM json_each(?))`;
@@ -75,8 +76,8 @@ export function fragmentsSql(versions: string, fields: readonly JsonListField[])
 /**
  * Each row's JSON object for a selection, kept by the version row it was built from (`seq`: a new
  * version of a row is a new `seq`, and a `seq` never changes payload): a list answer is the versions
- * SQLite finds, the fragments of those already seen, and the payloads of the others read in one
- * statement. Nothing is served for a version other than the one the read found. Bounded by bytes;
+ * SQLite finds, the fragments of those already seen, and those of the others built by SQLite in one
+ * statement (`fragmentsSql`). Nothing is served for a version other than the one the read found. Bounded by bytes;
  * the oldest entries go first, and once full a version is kept only from its second read
  * (`SecondSight`).
  */
