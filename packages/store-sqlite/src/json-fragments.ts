@@ -19,16 +19,26 @@ interface Entry {
 /** A fragment as SQLite built it: `[seq, JSON object or null (a value of another type), payload bytes]`. */
 export type FragmentRow = [number, string | null, number];
 
-const shapeKeys = new WeakMap<readonly JsonListField[], string>();
-/** The key of a selection (fields, keys, types) among the fragments of a row. */
-export const shapeOf = (fields: readonly JsonListField[]): string => {
-  let key = shapeKeys.get(fields);
-  if (key === undefined) {
-    key = JSON.stringify(fields);
-    shapeKeys.set(fields, key);
+/**
+ * What a selection (a field list; the read side plans one per parsed document) is known by: `shape`,
+ * its JSON, names it among a row's fragments and its statements, so equal lists share them; `id`, a
+ * number never reused, names this list in a memo key in a few characters (two equal lists get two
+ * numbers: a missed reuse, never a wrong answer).
+ */
+export interface Selection {
+  readonly shape: string;
+  readonly id: number;
+}
+const selections = new WeakMap<readonly JsonListField[], Selection>();
+let nextSelectionId = 0;
+export function selectionOf(fields: readonly JsonListField[]): Selection {
+  let known = selections.get(fields);
+  if (known === undefined) {
+    known = { shape: JSON.stringify(fields), id: nextSelectionId++ };
+    selections.set(fields, known);
   }
-  return key;
-};
+  return known;
+}
 
 const sqlText = (text: string) => `'${text.replaceAll("'", "''")}'`;
 /** The field's JSON path in a payload, as SQL text. */
@@ -103,7 +113,7 @@ export class JsonFragments {
       entries = new AgedMap();
       this.byEntity.set(entity, entries);
     }
-    const shape = shapeOf(fields);
+    const { shape } = selectionOf(fields);
     const rows = versions.length;
     const out = new Array<string>(rows);
     const refused: JsonList = { json: '', rows, payloadBytes: 0, conforming: false };

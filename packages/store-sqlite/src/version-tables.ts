@@ -14,7 +14,7 @@ import {
 import type { Statement } from 'better-sqlite3';
 import { AgedMap, dropOldest, SecondSight } from './aged-map.js';
 import { quote, type SqliteDatabase } from './database.js';
-import { type FragmentRow, fragmentsSql, JsonFragments, shapeOf } from './json-fragments.js';
+import { type FragmentRow, fragmentsSql, JsonFragments, selectionOf } from './json-fragments.js';
 import { type ChangeFeed, READ_MEMO_ROWS, ReadMemo } from './read-memo.js';
 
 interface Row {
@@ -327,7 +327,7 @@ class EntityTables {
    * `FRAGMENT_STATEMENTS` kept, the oldest dropped (clients choose the selections).
    */
   fragmentsOf(fields: readonly JsonListField[]): Statement {
-    const shape = shapeOf(fields);
+    const { shape } = selectionOf(fields);
     let statement = this.fragmentStatements.get(shape);
     if (statement === undefined) {
       statement = this.db.prepare(fragmentsSql(tableNames(this.entity).versions, fields)).raw(true);
@@ -705,7 +705,7 @@ export class VersionTables {
     return this.memoized(
       request.entity,
       undefined,
-      `listJson\u0000${selectionId(request.fields)}\u0000${request.where?.field ?? ''}\u0000${request.limit}\u0000${request.after ?? ''}\u0000${request.where?.value ?? ''}`,
+      `listJson\u0000${selectionOf(request.fields).id}\u0000${request.where?.field ?? ''}\u0000${request.limit}\u0000${request.after ?? ''}\u0000${request.where?.value ?? ''}`,
       read,
       (list) => list.rows,
       { bytes: (list) => list.json.length },
@@ -774,22 +774,6 @@ export interface VersionInsert {
   readonly createdAt: number;
   readonly payload: string | null;
   readonly live: boolean;
-}
-
-/**
- * A number per selection (the read side reuses one field list per parsed document), so a memo key names
- * it in a few characters instead of its JSON. Two equal lists get two numbers: a missed reuse, never a
- * wrong answer, and numbers are never reused.
- */
-const selectionIds = new WeakMap<readonly JsonListField[], number>();
-let nextSelectionId = 0;
-function selectionId(fields: readonly JsonListField[]): number {
-  let id = selectionIds.get(fields);
-  if (id === undefined) {
-    id = nextSelectionId++;
-    selectionIds.set(fields, id);
-  }
-  return id;
 }
 
 /** Rows per multi-row INSERT (4 parameters each, well under SQLite's 32,766). */
