@@ -21,7 +21,13 @@ export {
   removeStaleGenerations,
   SqliteProjectionStore,
 } from './projection-store.js';
-export { type ChangeFeed, READ_MEMO_ROWS, READ_MEMO_TEXT_BYTES, ReadMemo } from './read-memo.js';
+export {
+  type ChangeFeed,
+  READ_MEMO_ROWS,
+  READ_MEMO_TEXT_BYTES,
+  ReadMemo,
+  WalIndexHeader,
+} from './read-memo.js';
 export { dataFiles, openPrimaryWhenCreated, openReadStore, SqliteReadStore } from './read-store.js';
 export { SqlThread, SqlThreadError, type ThreadStatement } from './sql-thread.js';
 export { RECORD_CACHE_BYTES, RecordCache } from './version-tables.js';

@@ -469,6 +469,7 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
     if (this.db.open) this.flush();
     await this.checkpointer?.close();
     this.changes?.close();
+    this.tables.memo?.close();
     if (this.db.open) this.db.close();
   }
 }

@@ -726,6 +726,7 @@ export class ProjectionReader {
     if (!generation || !existsSync(join(this.dir, generation))) return this.tables;
     if (generation !== this.generation) {
       const db = openDatabase(join(this.dir, generation), { readonly: true });
+      this.tables?.memo?.close();
       this.db?.close();
       this.db = db;
       this.generation = generation;
@@ -773,6 +774,7 @@ export class ProjectionReader {
   }
 
   close(): void {
+    this.tables?.memo?.close();
     this.db?.close();
     this.db = null;
     this.tables = null;

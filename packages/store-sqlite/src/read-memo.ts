@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync, realpathSync } from 'node:fs';
 import type { Statement } from 'better-sqlite3';
 import { AgedMap, dropOldest, SecondSight } from './aged-map.js';
 import type { SqliteDatabase } from './database.js';
@@ -44,7 +45,9 @@ class EntityAnswers {
  * The answers of current reads on one read-only connection, reused while what they were read from is
  * unchanged. SQLite's `PRAGMA data_version` changes whenever another connection commits to the
  * database, and reading it starts a read transaction like any statement does, so a look at it before
- * each read tells whether any answer may be stale. When it moved, the memo asks its change feed what
+ * each read tells whether any answer may be stale. The look is skipped when the wal-index header in
+ * the `-shm` file is byte for byte the one read just before the last look (`WalIndexHeader`): every
+ * commit rewrites it before it returns. When it moved, the memo asks its change feed what
  * changed and drops the answers that depend on it: those about a changed id, and every list or
  * field read of a changed entity; without a feed, or when the feed cannot say, every answer. The feed
  * is read after the version, so a commit landing in between is dropped now or at the next look, and an
@@ -57,13 +60,16 @@ class EntityAnswers {
 export class ReadMemo {
   private readonly dataVersion: Statement;
   private version: unknown;
+  /** Tells, without a lock, that nothing was committed since the last look (see `WalIndexHeader`). */
+  private readonly header: WalIndexHeader | undefined;
   private readonly entities = new Map<string, EntityAnswers>();
   private rows = 0;
   private bytes = 0;
   private readonly admission = new SecondSight<string, string>();
-  /** Answers served from here and reads that went to SQLite (diagnostics and tests). */
+  /** Answers served from here, reads that went to SQLite, looks at the data version (diagnostics and tests). */
   hits = 0;
   misses = 0;
+  looks = 0;
 
   constructor(
     db: SqliteDatabase,
@@ -72,6 +78,7 @@ export class ReadMemo {
     private readonly maxBytes = READ_MEMO_TEXT_BYTES,
   ) {
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
+    this.header = db.memory ? undefined : new WalIndexHeader(db.name);
   }
 
   /**
@@ -79,11 +86,7 @@ export class ReadMemo {
    * undefined when there is none (read it, then `set` it).
    */
   get<T>(entity: string, key: string): T | undefined {
-    const version = this.dataVersion.get();
-    if (version !== this.version) {
-      this.version = version;
-      this.dropChanged();
-    }
+    if (!this.header?.unchanged()) this.look();
     const answer = this.entities.get(entity)?.answers.get(key);
     if (answer === undefined) {
       this.misses += 1;
@@ -91,6 +94,30 @@ export class ReadMemo {
     }
     this.hits += 1;
     return answer.value as T;
+  }
+
+  /**
+   * Reads the data version (a read transaction: a lock taken and released on the `-shm` file) and,
+   * when it moved, drops what changed. Called after the header was read, so a commit landing in
+   * between changes the header again and is looked at by the next read.
+   */
+  private look(): void {
+    this.looks += 1;
+    try {
+      const version = this.dataVersion.get();
+      if (version !== this.version) {
+        this.version = version;
+        this.dropChanged();
+      }
+    } catch (error) {
+      this.header?.forget();
+      throw error;
+    }
+  }
+
+  /** Lets go of the `-shm` file descriptor (when the connection closes). */
+  close(): void {
+    this.header?.close();
   }
 
   private dropChanged(): void {
@@ -234,4 +261,84 @@ export function numberedChangeFeed(
       return changes;
     },
   };
+}
+
+/** Bytes of the wal-index header: its two copies (SQLite's WAL format, walformat.html §2.1). */
+const WAL_INDEX_HEADER_BYTES = 96;
+/** The header's `iVersion`, the only wal-index format there is. */
+const WAL_INDEX_VERSION = 3_007_000;
+
+/**
+ * Whether any connection committed to a WAL database since the last look, without taking a lock: the
+ * first 96 bytes of its `-shm` file are SQLite's wal-index header (two copies of it), which a writer
+ * rewrites on every commit (its change counter, last frame and checksums) while it still holds the
+ * write lock, so before the commit returns and before the writer's process answers anyone. One
+ * `pread` (0.6 µs) instead of `PRAGMA data_version` (1.9 µs: a read transaction, two `fcntl` locks).
+ * Equal bytes mean no commit since they were read; anything else (different bytes, a header of an
+ * unknown version or not initialised, no `-shm` file, a failed read) means "look". The file is the one
+ * SQLite maps for this connection: SQLite keeps it (and its contents) while any connection is open.
+ */
+export class WalIndexHeader {
+  private fd: number | undefined;
+  private last = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
+  private next = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
+  /** `last` holds a valid header, read before the last look. */
+  private known = false;
+  private closed = false;
+
+  /** When to try opening the `-shm` file again after it was not there (ms, `performance.now()`). */
+  private retryAt = 0;
+
+  /** `file`: the database as opened (SQLite names the `-shm` file after its real path). */
+  constructor(private readonly file: string) {}
+
+  /**
+   * True when the header equals the one read at the previous call; false otherwise, after keeping the
+   * bytes just read for the next call (the caller then looks at the database itself).
+   */
+  unchanged(): boolean {
+    if (this.closed) return false;
+    if (this.fd === undefined) {
+      // Without the file every read looks; a failed open (an exception) is tried again once a second.
+      const now = performance.now();
+      if (now < this.retryAt) return false;
+      try {
+        this.fd = openSync(`${realpathSync(this.file)}-shm`, 'r');
+      } catch {
+        this.retryAt = now + 1000;
+        return false;
+      }
+    }
+    let read = 0;
+    try {
+      read = readSync(this.fd, this.next, 0, WAL_INDEX_HEADER_BYTES, 0);
+    } catch {
+      this.known = false;
+      return false;
+    }
+    const valid = read === WAL_INDEX_HEADER_BYTES && isInitialisedHeader(this.next);
+    if (valid && this.known && this.next.equals(this.last)) return true;
+    [this.last, this.next] = [this.next, this.last];
+    this.known = valid;
+    return false;
+  }
+
+  /** The next call says "look" whatever the header (the look after the last one failed). */
+  forget(): void {
+    this.known = false;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.known = false;
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+/** The first copy names the one wal-index version and is initialised (`isInit`, byte 12). */
+function isInitialisedHeader(header: Buffer): boolean {
+  const version =
+    header.readUInt32LE(0) === WAL_INDEX_VERSION || header.readUInt32BE(0) === WAL_INDEX_VERSION;
+  return version && header[12] === 1;
 }
