@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify';
 import type { Config } from './config.js';
-import { lingerOnRefusedBody } from './http-limits.js';
+import { answerClientError, lingerOnRefusedBody } from './http-limits.js';
 
 const prepared = new WeakSet<FastifyInstance>();
 
@@ -21,12 +21,14 @@ export function withServiceDefaults<A extends FastifyInstance>(app: A, config: C
 
 /**
  * The one builder of the services' Fastify apps: Fastify with the body limit and request logging of
- * `config`, and withServiceDefaults() applied.
+ * `config`, requests the HTTP parser refuses answered in the services' error format
+ * (`answerClientError`), and withServiceDefaults() applied.
  */
 export function serviceApp(config: Config, options: FastifyHttpOptions<Server> = {}): FastifyInstance {
   const app: FastifyInstance = Fastify({
     bodyLimit: config.bodyLimitBytes,
     logController: requestLogging(config.logRequests),
+    clientErrorHandler: answerClientError,
     ...options,
   });
   return withServiceDefaults(app, config);

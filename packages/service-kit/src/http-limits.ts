@@ -1,7 +1,8 @@
-import type { Server } from 'node:http';
+import { type Server, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
-import type { ErrorCode } from './errors.js';
+import { EggmeshError, type ErrorCode } from './errors.js';
 
 export interface LimitsLogger {
   warn(details: Record<string, unknown>, message: string): void;
@@ -64,6 +65,26 @@ export function applyHttpLimits(
     response.writeContinue();
     server.emit('request', request, response);
   });
+}
+
+/**
+ * Fastify's `clientErrorHandler` for every service: a request Node's parser refuses never reaches a
+ * route (a malformed request line or header, headers or a URL over the size limit), and is answered
+ * here in the services' error format (`EGGMESH_HEADERS_TOO_LARGE`, 431, or `EGGMESH_BAD_REQUEST`,
+ * 400), and the connection closes: after a parse error the rest of its bytes cannot be framed.
+ */
+export function answerClientError(error: Error, socket: Duplex): void {
+  if (!socket.writable) return;
+  const answer = new EggmeshError(
+    (error as { code?: string }).code === 'HPE_HEADER_OVERFLOW'
+      ? 'EGGMESH_HEADERS_TOO_LARGE'
+      : 'EGGMESH_BAD_REQUEST',
+  );
+  const body = JSON.stringify(answer.toBody());
+  socket.end(
+    `HTTP/1.1 ${answer.statusCode} ${STATUS_CODES[answer.statusCode]}\r\nConnection: close\r\n` +
+      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }
 
 /** How much of a refused body a server reads (and drops) so that its client gets the 413. */

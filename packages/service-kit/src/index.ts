@@ -11,7 +11,7 @@ export { bootLog, connectLog } from './boot-log.js';
 export * from './config-entry.js';
 export { EggmeshError, type ErrorCode, errorMessage, errorTable, isErrorCode } from './errors.js';
 export { type EventLoopMonitor, type EventLoopStats, monitorEventLoop } from './event-loop.js';
-export { applyHttpLimits, lingerOnRefusedBody } from './http-limits.js';
+export { answerClientError, applyHttpLimits, lingerOnRefusedBody } from './http-limits.js';
 export {
   CONTENT_SECURITY_POLICY,
   CORS_ALLOWED_HEADERS,

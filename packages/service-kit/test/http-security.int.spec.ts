@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp as buildEdge } from '@eggmesh/edge';
@@ -83,6 +84,23 @@ const expectSecurityHeaders = (headers: Headers, what: string) => {
   expect(csp, what).toMatch(/(^|; )frame-ancestors 'none'(;|$)/);
 };
 
+/** Sends `text` as is on a new connection; what came back before the server closed it (or 5 s passed). */
+function rawExchange(url: string, text: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(Number(new URL(url).port), '127.0.0.1', () => socket.write(text));
+    let got = '';
+    socket.on('data', (chunk) => {
+      got += chunk.toString('latin1');
+    });
+    socket.on('error', () => undefined);
+    const timer = setTimeout(() => socket.destroy(), 5000);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(got);
+    });
+  });
+}
+
 describe('security headers, CORS and metrics on every service', () => {
   let s: Stack;
   beforeAll(async () => {
@@ -119,6 +137,24 @@ describe('security headers, CORS and metrics on every service', () => {
     const page = await fetch(`${s.urls.read}/graphiql`);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     await page.arrayBuffer();
+  });
+
+  it('answers what the HTTP parser refuses in the error format and closes, on the write-api, the read-api and the edge', async () => {
+    const requests = {
+      EGGMESH_BAD_REQUEST: 'GET /farm/api HTTP/1.1\r\nHost: x\r\nnot a header line\r\n\r\n',
+      EGGMESH_HEADERS_TOO_LARGE: `GET /farm/api HTTP/1.1\r\nHost: x\r\nx-big: ${'a'.repeat(300_000)}\r\n\r\n`,
+    };
+    for (const url of [s.urls.write, s.urls.read, s.urls.edge]) {
+      for (const [code, text] of Object.entries(requests)) {
+        const answer = await rawExchange(url, text);
+        const [head = '', body = ''] = answer.split('\r\n\r\n');
+        const status = code === 'EGGMESH_BAD_REQUEST' ? 400 : 431;
+        expect(head, `${code} ${url}`).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+        expect(head.toLowerCase(), url).toContain('connection: close');
+        expect(head.toLowerCase(), url).toContain('content-type: application/json');
+        expect(JSON.parse(body), url).toMatchObject({ code });
+      }
+    }
   });
 
   it('answers a browser preflight for every method and header the API uses, on the write-api, the read-api and through the edge', async () => {

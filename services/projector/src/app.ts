@@ -1,4 +1,4 @@
-import { installMetrics, requestLogging, securityHeaders } from '@eggmesh/service-kit';
+import { answerClientError, installMetrics, requestLogging, securityHeaders } from '@eggmesh/service-kit';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { registerProjectorMetrics } from './metrics.js';
 import type { Projector } from './projector.js';
@@ -15,7 +15,11 @@ export interface ProjectorAppOptions {
 /** Health, readiness and metrics of the projector; it takes no client traffic. */
 export function buildApp(options: ProjectorAppOptions): FastifyInstance {
   const { projector } = options;
-  const app = Fastify({ logger: options.logger ?? false, logController: requestLogging(false) });
+  const app = Fastify({
+    logger: options.logger ?? false,
+    logController: requestLogging(false),
+    clientErrorHandler: answerClientError,
+  });
   securityHeaders(app);
   const metrics = installMetrics(app, { service: 'projector' });
   registerProjectorMetrics(metrics, projector);

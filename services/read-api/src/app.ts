@@ -2,6 +2,7 @@ import { METHODS } from 'node:http';
 import { entityNames } from '@eggmesh/schema';
 import {
   Authenticator,
+  answerClientError,
   type Config,
   closeConnectionsWhenClosing,
   corsOptions,
@@ -48,6 +49,7 @@ export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): 
     requestIdHeader: 'x-request-id',
     // The edge (on this host by default) forwards with x-forwarded-for; nobody else is believed.
     trustProxy: 'loopback',
+    clientErrorHandler: answerClientError,
   });
   closeConnectionsWhenClosing(app);
   securityHeaders(app);

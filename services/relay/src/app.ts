@@ -1,4 +1,4 @@
-import { installMetrics, requestLogging, securityHeaders } from '@eggmesh/service-kit';
+import { answerClientError, installMetrics, requestLogging, securityHeaders } from '@eggmesh/service-kit';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { Counter, Gauge, type Registry } from 'prom-client';
 
@@ -24,7 +24,11 @@ export interface RelayAppOptions {
 /** Health, readiness and metrics of the relay; it takes no client traffic. */
 export function buildApp(options: RelayAppOptions): FastifyInstance {
   const { relay } = options;
-  const app = Fastify({ logger: options.logger ?? false, logController: requestLogging(false) });
+  const app = Fastify({
+    logger: options.logger ?? false,
+    logController: requestLogging(false),
+    clientErrorHandler: answerClientError,
+  });
   securityHeaders(app);
   registerRelayMetrics(installMetrics(app, { service: 'relay' }).registry, relay);
   app.get('/health', async () => ({ status: 'ok' }));

@@ -89,19 +89,6 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
     // Room in the request line for a bulk GET of bulkMaxItems UUIDs (37 bytes each) plus ordinary
     // headers; Node's default (16 KiB) would answer 431 past ~430 ids.
     http: { maxHeaderSize: Math.max(16_384, config.bulkMaxItems * 37 + 8_192) },
-    // A malformed request line or oversized headers never reach a route: answer them in our format too.
-    clientErrorHandler: (error, socket) => {
-      const apiError =
-        (error as { code?: string }).code === 'HPE_HEADER_OVERFLOW'
-          ? new ApiError('EGGMESH_HEADERS_TOO_LARGE')
-          : new ApiError('EGGMESH_BAD_REQUEST');
-      if (!socket.writable) return;
-      const body = JSON.stringify(apiError.toBody());
-      socket.end(
-        `HTTP/1.1 ${apiError.statusCode} ${apiError.statusCode === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
-          `Connection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
-    },
   });
   // Every method Node parses reaches the router, so an unexpected one (QUERY, PROPFIND…) on a known
   // path is our 405 with an Allow header rather than Fastify's 400.
