@@ -53,16 +53,18 @@ describe(`the Kafka test broker (${kafkaServer()})`, () => {
   });
 
   it('stops when the process that started it dies without stopping it', async () => {
-    const script = `const { start } = await import(${JSON.stringify(serverModule)}); const s = await start(); console.log(s.pid); process.exit(0);`;
-    const pid = Number(
+    const script = `const { start } = await import(${JSON.stringify(serverModule)}); const s = await start(); console.log(JSON.stringify({ pid: s.pid, dataDir: s.dataDir })); process.exit(0);`;
+    const { pid, dataDir } = JSON.parse(
       execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }).trim(),
-    );
+    ) as { pid: number; dataDir: string };
     expect(pid).toBeGreaterThan(0);
     try {
       while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 50));
       expect(isAlive(pid)).toBe(false);
     } finally {
       if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+      // Its temporary directory: the process that would have removed it is the one that died.
+      rmSync(dataDir, { recursive: true, force: true });
     }
   }, 180_000);
 });

@@ -3,7 +3,7 @@
 // in the result pane.
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -91,7 +91,9 @@ describe('GraphiQL in a browser, offline', () => {
     expect(shown).toContain('"zone": "north"');
     expect(shown).toContain('Coop A');
 
-    const dir = mkdtempSync(join(tmpdir(), 'eggmesh-graphiql-'));
+    // One place, overwritten by each run (a run's screenshot for people to look at, not a pile of them).
+    const dir = join(tmpdir(), 'eggmesh-graphiql');
+    mkdirSync(dir, { recursive: true });
     const screenshot = join(dir, 'graphiql.png');
     await page.screenshot({ path: screenshot });
     expect(statSync(screenshot).size).toBeGreaterThan(1000);

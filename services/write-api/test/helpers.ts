@@ -7,7 +7,7 @@ import { loadConfig } from '@eggmesh/service-kit';
 import { dataFiles, openPrimaryStore, ProjectionReader, SqliteReadStore } from '@eggmesh/store-sqlite';
 import { buildApp } from '@eggmesh/write-api';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -16,9 +16,18 @@ export type Payload = Record<string, unknown>;
 export const clientEntities = entityNames.filter((n) => entities[n].kind !== 'projection');
 export const projectionNames = entityNames.filter((n) => entities[n].kind === 'projection');
 
-/** A temp data directory, removed by `cleanup`. */
+/** Directories tempDir() made in this test file. */
+const made: string[] = [];
+// Registered while the importing test file is collected: runs after all of its tests and hooks.
+afterAll(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A temp data directory, removed once the test file's tests are done. */
 export function tempDir(prefix = 'eggmesh-write-api-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
 }
 
 /** A fake wall clock: starts at a fixed instant and moves one millisecond per call. */
