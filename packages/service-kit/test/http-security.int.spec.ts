@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp as buildEdge } from '@eggmesh/edge';
@@ -15,6 +14,8 @@ import {
 import { buildApp as buildWriteApi } from '@eggmesh/write-api';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// The edge tests' raw socket client: what the HTTP parser refuses never comes from fetch.
+import { raw } from '../../../services/edge/test/raw-client.js';
 
 const farm = { name: 'Header Farm', farm_type: 'local_farm', zone: 'north', owner: 'Ann' };
 
@@ -84,23 +85,6 @@ const expectSecurityHeaders = (headers: Headers, what: string) => {
   expect(csp, what).toMatch(/(^|; )frame-ancestors 'none'(;|$)/);
 };
 
-/** Sends `text` as is on a new connection; what came back before the server closed it (or 5 s passed). */
-function rawExchange(url: string, text: string): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect(Number(new URL(url).port), '127.0.0.1', () => socket.write(text));
-    let got = '';
-    socket.on('data', (chunk) => {
-      got += chunk.toString('latin1');
-    });
-    socket.on('error', () => undefined);
-    const timer = setTimeout(() => socket.destroy(), 5000);
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(got);
-    });
-  });
-}
-
 describe('security headers, CORS and metrics on every service', () => {
   let s: Stack;
   beforeAll(async () => {
@@ -146,7 +130,7 @@ describe('security headers, CORS and metrics on every service', () => {
     };
     for (const url of [s.urls.write, s.urls.read, s.urls.edge]) {
       for (const [code, text] of Object.entries(requests)) {
-        const answer = await rawExchange(url, text);
+        const answer = await raw(Number(new URL(url).port), text);
         const [head = '', body = ''] = answer.split('\r\n\r\n');
         const status = code === 'EGGMESH_BAD_REQUEST' ? 400 : 431;
         expect(head, `${code} ${url}`).toMatch(new RegExp(`^HTTP/1.1 ${status} `));

@@ -1,7 +1,7 @@
 // A 2xx is durable: SIGKILL right after the response loses nothing. SIGTERM lets in-flight requests finish.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -54,12 +54,10 @@ interface Server {
 }
 
 const running: Server[] = [];
-const dirs: string[] = [];
 
 afterEach(() => {
   for (const s of running.splice(0))
     if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
 async function startServer(dataDir: string): Promise<Server> {
@@ -192,7 +190,6 @@ async function verify(dataDir: string, acks: readonly Ack[], exactHead: boolean)
 describe('write-api process durability', () => {
   it('SIGKILL right after the last 2xx loses no acknowledged write', async () => {
     const dir = tempDir('eggmesh-durability-');
-    dirs.push(dir);
     const server = await startServer(dir);
     const total = 200;
     let answered = 0;
@@ -217,7 +214,6 @@ describe('write-api process durability', () => {
 
   it('SIGKILL in the middle of a stream of writes keeps every acknowledged one', async () => {
     const dir = tempDir('eggmesh-durability-');
-    dirs.push(dir);
     const server = await startServer(dir);
     const acks: Ack[] = [];
     let killed = false;
@@ -285,7 +281,6 @@ function slowPost(server: Server, body: Payload, release: Promise<void>, agent: 
 describe('write-api graceful shutdown', () => {
   it('SIGTERM lets in-flight requests finish with 2xx, closes the store and exits 0', async () => {
     const dir = tempDir('eggmesh-shutdown-');
-    dirs.push(dir);
     const server = await startServer(dir);
     let release!: () => void;
     const released = new Promise<void>((resolve) => {
@@ -336,7 +331,6 @@ describe('write-api graceful shutdown', () => {
 
   it('SIGINT on an idle server exits 0', async () => {
     const dir = tempDir('eggmesh-shutdown-');
-    dirs.push(dir);
     const server = await startServer(dir);
     expect((await post(server, 1)).position).toBe(1);
     server.child.kill('SIGINT');
