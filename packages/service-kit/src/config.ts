@@ -97,6 +97,7 @@ export const configSchema = Object.freeze({
   EGGMESH_HTTP_REQUEST_TIMEOUT_MS: positive(30_000),
   EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS: positive(10_000),
   EGGMESH_HTTP_MAX_CONNECTIONS: positive(4096),
+  EGGMESH_HTTP_TURN_MS: int(2, 0, 1000),
   EGGMESH_EVENT_LOOP_STALL_MS: int(10_000, 0),
   EGGMESH_HEALTH_PROBE_INTERVAL_MS: positive(5000),
   EGGMESH_HEALTH_PROBE_TIMEOUT_MS: positive(2000),
@@ -186,6 +187,8 @@ export interface Config {
     readonly keepAliveTimeoutMs: number;
     /** Open connections per process; more are closed on accept. */
     readonly maxConnections: number;
+    /** How long one turn of the event loop may spend starting requests (LoopTurns); 0: no bound. */
+    readonly turnMs: number;
   };
   /** A main thread that does not tick for this long is killed by its watchdog thread; 0 turns it off. */
   readonly eventLoopStallMs: number;
@@ -335,6 +338,7 @@ function parseConfig(env: Record<string, string | undefined>): Config {
       requestTimeoutMs: c.EGGMESH_HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: c.EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: c.EGGMESH_HTTP_MAX_CONNECTIONS,
+      turnMs: c.EGGMESH_HTTP_TURN_MS,
     }),
     eventLoopStallMs: c.EGGMESH_EVENT_LOOP_STALL_MS,
     healthProbe: Object.freeze({

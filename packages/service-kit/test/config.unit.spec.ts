@@ -63,7 +63,9 @@ describe('configuration', () => {
       requestTimeoutMs: 30_000,
       keepAliveTimeoutMs: 10_000,
       maxConnections: 4096,
+      turnMs: 2,
     });
+    expect(loadConfig({ EGGMESH_HTTP_TURN_MS: '0' }).http.turnMs).toBe(0);
     expect(loadConfig({ EGGMESH_EVENT_LOOP_STALL_MS: '0' }).eventLoopStallMs).toBe(0);
     const error = (() => {
       try {

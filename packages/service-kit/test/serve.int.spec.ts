@@ -173,6 +173,38 @@ describe('serve(): limits every service gets', () => {
     for (const client of open) client.socket.destroy();
   });
 
+  it('takes a burst of new connections while busy, instead of one per turn of a saturated loop', async () => {
+    // 60 connections opened at once, each asking for 1 ms of work again as soon as it has an answer.
+    // Node 20 accepts one connection per turn of its loop; if a turn starts every request that has
+    // arrived, the n-th connection waits for n turns of ever more work (about 60²/2 requests for the
+    // last). With requests started in turns of at most EGGMESH_HTTP_TURN_MS, each turn accepts a
+    // connection after a few milliseconds of work. Counted in requests the service answered before
+    // each connection's first answer, so the test does not depend on the machine's speed.
+    const firstAnswers = async (turnMs: string) => {
+      const { port } = await start({ EGGMESH_HTTP_TURN_MS: turnMs });
+      const clients = Array.from({ length: 60 }, () => rawClient(port));
+      const first: number[] = [];
+      for (const client of clients) {
+        let answered = 0;
+        client.socket.on('data', () => {
+          const counts = [...client.state.received.matchAll(/"served":(\d+)/g)];
+          if (counts.length === answered) return;
+          answered = counts.length;
+          if (answered === 1) first.push(Number(counts[0]![1]));
+          if (first.length < clients.length) get(client.socket, '/busy?ms=1');
+        });
+        client.socket.once('connect', () => get(client.socket, '/busy?ms=1'));
+      }
+      await waitUntil(() => first.length === clients.length, 'the first answer on every connection');
+      for (const client of clients) client.socket.destroy();
+      return Math.max(...first);
+    };
+    const inTurns = await firstAnswers('2');
+    const unbounded = await firstAnswers('0');
+    expect(inTurns).toBeLessThan(600);
+    expect(unbounded).toBeGreaterThan(inTurns * 2);
+  });
+
   it('reports its name and event-loop delay on /health', async () => {
     const { port } = await start({});
     const body = (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as Record<string, unknown>;
