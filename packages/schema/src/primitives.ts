@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** A UUID string (any RFC 4122 variant; the server assigns v4 ids), stored in lower case. */
+/** A UUID string (any RFC 9562 version; the write-api assigns v7 ids, or v4 with EGGMESH_ID_VERSION=4), stored in lower case. */
 export const uuid = () => z.uuid().transform((value) => value.toLowerCase());
 
 /** An ISO-8601 date-time with an offset or `Z`, e.g. `2026-11-22T06:30:00Z`. */

@@ -81,6 +81,7 @@ export const configSchema = Object.freeze({
   EGGMESH_LIST_MAX_LIMIT: positive(10_000),
   EGGMESH_BULK_MAX_ITEMS: positive(1000),
   EGGMESH_MAX_FUTURE_MS: int(86_400_000, 0),
+  EGGMESH_ID_VERSION: oneOf(['7', '4'], '7'),
   EGGMESH_MIN_POSITION_WAIT_MS: int(5000, 0),
   EGGMESH_READ_MEMO_ROWS: int(20_000, 0),
   EGGMESH_GRAPHQL_MAX_DEPTH: positive(8),
@@ -158,6 +159,8 @@ export interface Config {
   readonly bulkMaxItems: number;
   /** Event timestamps later than the server time + this are refused (ms). */
   readonly maxFutureMs: number;
+  /** The UUID version the write-api assigns to a create without an id: 7 (time-ordered) or 4 (random). */
+  readonly idVersion: 4 | 7;
   readonly minPositionWaitMs: number;
   /** Rows of current-read answers a read-only SQLite store keeps while unchanged (0: none). */
   readonly readMemoRows: number;
@@ -317,6 +320,7 @@ function parseConfig(env: Record<string, string | undefined>): Config {
     list: Object.freeze({ defaultLimit: c.EGGMESH_LIST_DEFAULT_LIMIT, maxLimit: c.EGGMESH_LIST_MAX_LIMIT }),
     bulkMaxItems: c.EGGMESH_BULK_MAX_ITEMS,
     maxFutureMs: c.EGGMESH_MAX_FUTURE_MS,
+    idVersion: c.EGGMESH_ID_VERSION === '4' ? 4 : 7,
     minPositionWaitMs: c.EGGMESH_MIN_POSITION_WAIT_MS,
     readMemoRows: c.EGGMESH_READ_MEMO_ROWS,
     graphql: Object.freeze({

@@ -10,6 +10,10 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, expect } from 'vitest';
 
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** The Unix time in ms a UUID v7 carries in its first 48 bits. */
+export const uuidTime = (id: string) => Number.parseInt(id.replace('-', '').slice(0, 12), 16);
 
 export type Payload = Record<string, unknown>;
 
@@ -30,8 +34,11 @@ export function tempDir(prefix = 'eggmesh-write-api-'): string {
   return dir;
 }
 
+/** Where fakeClock() starts. */
+export const FAKE_CLOCK_START = Date.parse('2026-03-01T12:00:00Z');
+
 /** A fake wall clock: starts at a fixed instant and moves one millisecond per call. */
-export function fakeClock(start = Date.parse('2026-03-01T12:00:00Z')): () => number {
+export function fakeClock(start = FAKE_CLOCK_START): () => number {
   let now = start;
   return () => now++;
 }

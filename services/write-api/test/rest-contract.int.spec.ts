@@ -8,6 +8,7 @@ import {
   clientEntities,
   create,
   expectError,
+  FAKE_CLOCK_START,
   newId,
   type Payload,
   projectionNames,
@@ -16,6 +17,8 @@ import {
   startApp,
   type TestApp,
   UUID_V4,
+  UUID_V7,
+  uuidTime,
 } from './helpers.js';
 
 const position = (res: { headers: Record<string, unknown> }) => {
@@ -51,13 +54,16 @@ describe.each(clientEntities)('%s REST routes', (name) => {
     return new Map((res.json() as Payload[]).map((r) => [r.id as string, r]));
   };
 
-  it('POST creates: 201, body = payload + server-assigned UUID v4, x-log-position = log head', async () => {
+  it('POST creates: 201, body = payload + server-assigned UUID v7, x-log-position = log head', async () => {
     const payload = await samples.payload(name);
     const before = await t.head();
     const res = await send(t.app, 'POST', base, payload);
     expect(res.statusCode, res.body).toBe(201);
     const body = res.json() as Payload;
-    expect(body.id).toMatch(UUID_V4);
+    expect(body.id).toMatch(UUID_V7);
+    // Its time is the server's clock (the test's fake one, which moves 1 ms per call), not the machine's.
+    expect(uuidTime(body.id as string)).toBeGreaterThanOrEqual(FAKE_CLOCK_START);
+    expect(uuidTime(body.id as string)).toBeLessThan(FAKE_CLOCK_START + 1_000_000);
     expect(body).toEqual({ ...payload, id: body.id });
     expect(position(res)).toBe(before + 1);
     expect(await t.head()).toBe(before + 1);
@@ -199,9 +205,11 @@ describe.each(clientEntities)('%s REST routes', (name) => {
     body.forEach((row, i) => {
       expect(row).toEqual({ ...items[i], id: row.id });
     });
-    expect(body[0]!.id).toMatch(UUID_V4);
+    expect(body[0]!.id).toMatch(UUID_V7);
     expect(body[1]!.id).toBe(clientId);
-    expect(body[2]!.id).toMatch(UUID_V4);
+    expect(body[2]!.id).toMatch(UUID_V7);
+    // Made later, so it sorts later: ids in the order of their making.
+    expect(String(body[0]!.id) < String(body[2]!.id)).toBe(true);
     expect(new Set(body.map((r) => r.id)).size).toBe(3);
     expect(position(res)).toBe(before + 3);
     expect(await t.head()).toBe(before + 3);
@@ -506,5 +514,24 @@ describe('service endpoints', () => {
     const res = await send(t.app, 'GET', '/ready');
     expectError(res, 503, 'EGGMESH_UNAVAILABLE');
     expect((await send(t.app, 'GET', '/health')).statusCode).toBe(200);
+  });
+});
+
+describe('EGGMESH_ID_VERSION', () => {
+  it('=4 assigns random UUID v4 ids to creates without one', async () => {
+    const t = await startApp({ EGGMESH_ID_VERSION: '4' });
+    try {
+      const samples = new Samples(t.app);
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await send(t.app, 'POST', '/farm/api', await samples.payload('farm'));
+        expect(res.statusCode, res.body).toBe(201);
+        ids.push((res.json() as Payload).id as string);
+      }
+      for (const id of ids) expect(id).toMatch(UUID_V4);
+      expect(new Set(ids).size).toBe(3);
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { materialize, type projectionNames } from '@eggmesh/projections';
 import { type EntityDefinition, type EntityName, entities, entityNames } from '@eggmesh/schema';
 import type { Access, Authenticator, Config, Metrics } from '@eggmesh/service-kit';
@@ -6,6 +5,7 @@ import type { EntityReader, PrimaryStore, StoredRecord, WriteOperation } from '@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError, type Issue } from '../errors.js';
+import { idGenerator } from '../ids.js';
 import { INTEGER_QUERY, NUMBER_QUERY, routeSchemas } from '../route-schemas.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -75,6 +75,7 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
   const def = entities[name];
   const { primary, reader, config, clock, auth, metrics } = options;
   const base = `/${name}/api`;
+  const newId = idGenerator(config.idVersion, clock);
   /** Route options that require a token granting the access, when the configuration asks for one. */
   const guarded = (access: Access) => {
     const onRequest = auth.hook(access);
@@ -190,7 +191,7 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
       throw new ApiError('EGGMESH_VALIDATION', [name], { issues, ...(index === undefined ? {} : { index }) });
     }
     const { id, ...payload } = data as { id?: string };
-    return { op: 'create', entity: name, id: id ?? randomUUID(), payload };
+    return { op: 'create', entity: name, id: id ?? newId(), payload };
   };
 
   app.post(base, { schema: schemas.create, ...writes }, async (request, reply) => {
