@@ -67,13 +67,12 @@ export class LoopTurns {
   };
 
   /**
-   * One immediate per waiting request, at most 1024: planned from the poll phase they run at this
-   * turn's end, from the check phase at the next turn's end.
+   * One immediate per waiting request, at most 1024 at a time: planned from the poll phase (topped up
+   * as requests queue) they run at this turn's end, from the check phase at the next turn's end.
    */
   private planBatch(): void {
-    if (this.planned > 0) return;
-    this.planned = Math.min(this.queued, 1024);
-    for (let i = 0; i < this.planned; i++) setImmediate(this.releaseOne);
+    const wanted = Math.min(this.queued, 1024);
+    for (; this.planned < wanted; this.planned++) setImmediate(this.releaseOne);
   }
 
   private readonly releaseOne = (): void => {

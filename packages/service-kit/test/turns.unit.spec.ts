@@ -49,6 +49,26 @@ describe('LoopTurns', () => {
     expect(turns.queued).toBe(0);
   });
 
+  it('at the end of a turn, lets as many waiting requests go as its time allows, not one', async () => {
+    const turns = new LoopTurns(20);
+    let started = 0;
+    const seenByTimers: number[] = [];
+    const tick = () => {
+      seenByTimers.push(started);
+      if (started < 500) setTimeout(tick, 0);
+    };
+    setTimeout(tick, 0);
+    for (let i = 0; i < 500; i++)
+      turns.admit(() => {
+        started++;
+        work(0.1);
+      });
+    await until(() => started === 500);
+    // The first timer runs before that turn's end, the second after it: about 20 ms of requests went.
+    expect(seenByTimers.length).toBeGreaterThanOrEqual(2);
+    expect(seenByTimers[1]! - seenByTimers[0]!).toBeGreaterThanOrEqual(10);
+  });
+
   it('queues a new arrival behind the requests still waiting, even with time left in its turn', async () => {
     const turns = new LoopTurns(2);
     const started: string[] = [];
