@@ -23,9 +23,8 @@ import type { FastifyInstance } from 'fastify';
 export class LoopTurns {
   private readonly waiting: (() => void)[] = [];
   private head = 0;
-  /** When the poll phase of this turn started its first request; -1: none yet. */
+  /** When the poll phase of this turn started its first request; -1: none yet (else endOfTurn is due). */
   private turnStart = -1;
-  private turnEndScheduled = false;
   /** Immediates of the current release batch not run yet, and when the batch let its first request go. */
   private planned = 0;
   private batchStart = -1;
@@ -52,17 +51,13 @@ export class LoopTurns {
     const now = performance.now();
     if (this.turnStart < 0) {
       this.turnStart = now;
-      if (!this.turnEndScheduled) {
-        this.turnEndScheduled = true;
-        setImmediate(this.endOfTurn);
-      }
+      setImmediate(this.endOfTurn);
       return true;
     }
     return now - this.turnStart < this.sliceMs;
   }
 
   private readonly endOfTurn = (): void => {
-    this.turnEndScheduled = false;
     this.turnStart = -1;
   };
 
@@ -101,20 +96,16 @@ export class LoopTurns {
   }
 }
 
+/** The process's turns: one event loop, one queue, whatever number of apps it serves. */
 let shared: LoopTurns | undefined;
 
 /**
- * The process's turns (one event loop, one queue, whatever number of apps it serves), made on first
- * use with that caller's slice.
+ * Makes every request of `app` wait for its turn (see LoopTurns) before Fastify reads its body. The
+ * first app of a process sets the slice; every app of a process is built from the same configuration.
  */
-export function loopTurns(sliceMs: number): LoopTurns {
-  shared ??= new LoopTurns(sliceMs);
-  return shared;
-}
-
-/** Makes every request of `app` wait for its turn (see LoopTurns) before Fastify reads its body. */
 export function startRequestsInTurns(app: FastifyInstance, sliceMs: number): void {
   if (sliceMs <= 0) return;
-  const turns = loopTurns(sliceMs);
+  shared ??= new LoopTurns(sliceMs);
+  const turns = shared;
   app.addHook('onRequest', (_request, _reply, done) => turns.admit(done));
 }
