@@ -62,6 +62,8 @@ export interface LatencyResult {
   readonly loaded: readonly LoadedCpu[];
   /** The REST get alone, loaded (the front door's REST hop, which the mixed figure dilutes). */
   readonly loadedRest?: readonly LoadedCpu[];
+  /** The GraphQL getById alone, loaded (the front door's in-process read path against the read-api's). */
+  readonly loadedGraphql?: readonly LoadedCpu[];
 }
 
 /**
@@ -169,7 +171,19 @@ function basesOf(context: ScenarioContext, target: LatencyTarget): Bases {
 /** Samples (ms) per request kind of one target and client count, over all runs. */
 type Samples = Map<string, number[]>;
 
-/** One virtual user's loop: every kind in turn, think time after each answer, until `until`. */
+/** One target of a virtual user: where it sends, and the farm its REST requests made last. */
+interface TargetState {
+  readonly target: LatencyTarget;
+  readonly bases: Bases;
+  farm?: { readonly url: string; readonly payload: Record<string, unknown> };
+}
+
+/**
+ * One virtual user's loop, until `until`: every kind in turn, and each kind sent to every target one
+ * after the other (think time after each answer), the order of the targets rotating from one kind to
+ * the next and starting at the user's own offset. So the samples of the three targets are taken
+ * seconds apart, not an iteration apart, and a slow phase of the shared machine slows them alike.
+ */
 async function userLoop(
   context: ScenarioContext,
   targets: readonly { readonly target: LatencyTarget; readonly bases: Bases }[],
@@ -182,82 +196,91 @@ async function userLoop(
   const client = new Client();
   const { dataset, rng } = context;
   const manyFarms = dataset.counts.farm > LIST_LIMIT;
+  const states: TargetState[] = targets.map((t) => ({ target: t.target, bases: t.bases }));
   let sent = 0;
-  let samples: Samples | undefined;
-  let bases: Bases = targets[0]!.bases;
-  const record = (kind: string, ms: number) => {
+  const record = (state: TargetState, kind: string, ms: number) => {
     sent++;
-    samples?.get(kind)?.push(ms);
+    samplesOf?.get(state.target)?.get(kind)?.push(ms);
   };
   const graph = async (
+    state: TargetState,
     kind: string,
-    entity: string,
     query: QueryName,
     variables: Record<string, unknown>,
     mustContain: string,
   ) => {
-    const a = await client.send(`${bases.graph}/${entity}/graph`, 'POST', gqlBody(query, variables));
+    const base = state.bases.graph;
+    const a = await client.send(`${base}/farm/graph`, 'POST', gqlBody(query, variables));
     const bad = graphqlCheck(a.status, a.body, mustContain);
-    if (bad) throw new GateError(`latency ${kind} at ${bases.graph}: ${bad}`);
-    record(kind, a.ms);
+    if (bad) throw new GateError(`latency ${kind} at ${base}: ${bad}`);
+    record(state, kind, a.ms);
   };
   const think = () => (thinkMs > 0 ? sleep(thinkMs) : Promise.resolve());
+  let turn = offset;
+  /** `send` once per target, in the rotating order, with think time after each. */
+  const everyTarget = async (send: (state: TargetState) => Promise<void>) => {
+    const first = turn++ % states.length;
+    for (let i = 0; i < states.length; i++) {
+      await send(states[(first + i) % states.length]!);
+      await think();
+    }
+  };
   try {
-    // One target per iteration, in turns (each user starting at its own offset): at any moment the
-    // three are being called side by side, so a busy shared machine slows them alike.
-    for (let k = offset; performance.now() < until; k++) {
-      const turn = targets[k % targets.length]!;
-      bases = turn.bases;
-      samples = samplesOf?.get(turn.target);
+    while (performance.now() < until) {
       const farmIndex = picker.index('farm');
       const farmId = dataset.id('farm', farmIndex);
-      await graph('graphql getById', 'farm', 'farmById', { id: farmId }, `"${farmId}"`);
-      await think();
-      await graph(
-        'graphql getAll',
-        'farm',
-        manyFarms ? 'farmAllLimited' : 'farmAll',
-        manyFarms ? { limit: LIST_LIMIT } : {},
-        '"farm_type"',
-      );
-      await think();
       const zone = dataset.farm(farmIndex).payload.zone as string;
-      await graph(
-        'graphql filtered',
-        'farm',
-        manyFarms ? 'farmByZoneLimited' : 'farmByZone',
-        manyFarms ? { zone, limit: LIST_LIMIT } : { zone },
-        `"zone":"${zone}"`,
+      await everyTarget((t) => graph(t, 'graphql getById', 'farmById', { id: farmId }, `"${farmId}"`));
+      await everyTarget((t) =>
+        graph(
+          t,
+          'graphql getAll',
+          manyFarms ? 'farmAllLimited' : 'farmAll',
+          manyFarms ? { limit: LIST_LIMIT } : {},
+          '"farm_type"',
+        ),
       );
-      await think();
-      await graph('graphql depth 2', 'farm', 'farmDepth2', { id: farmId }, '"coops":[{');
-      await think();
-      await graph('graphql depth 3', 'farm', 'farmDepth3', { id: farmId }, '"hens":[{');
-      await think();
-      const payload = newFarm(rng);
-      const created = await client.send(`${bases.rest}/farm/api`, 'POST', JSON.stringify(payload));
-      const doc = parse(created.body);
-      if (created.status !== 201 || typeof doc?.id !== 'string' || doc.name !== payload.name)
-        throw new GateError(
-          `latency rest create at ${bases.rest}: HTTP ${created.status} ${created.body.slice(0, 200)}`,
-        );
-      record('rest create', created.ms);
-      await think();
-      const url = `${bases.rest}/farm/api/${doc.id}`;
-      const read = await client.send(url, 'GET');
-      if (read.status !== 200 || parse(read.body)?.name !== payload.name)
-        throw new GateError(`latency rest get ${url}: HTTP ${read.status} ${read.body.slice(0, 200)}`);
-      record('rest get', read.ms);
-      await think();
-      const name = `${payload.name}-v2`;
-      const put = await client.send(url, 'PUT', JSON.stringify({ ...payload, name }));
-      if (put.status !== 200 || parse(put.body)?.name !== name)
-        throw new GateError(`latency rest update ${url}: HTTP ${put.status} ${put.body.slice(0, 200)}`);
-      record('rest update', put.ms);
-      // Not timed: keeps the farm table (and so every getAll) the size the baselines answer.
-      const gone = await client.send(url, 'DELETE');
-      if (gone.status !== 200) throw new GateError(`latency rest delete ${url}: HTTP ${gone.status}`);
-      await think();
+      await everyTarget((t) =>
+        graph(
+          t,
+          'graphql filtered',
+          manyFarms ? 'farmByZoneLimited' : 'farmByZone',
+          manyFarms ? { zone, limit: LIST_LIMIT } : { zone },
+          `"zone":"${zone}"`,
+        ),
+      );
+      await everyTarget((t) => graph(t, 'graphql depth 2', 'farmDepth2', { id: farmId }, '"coops":[{'));
+      await everyTarget((t) => graph(t, 'graphql depth 3', 'farmDepth3', { id: farmId }, '"hens":[{'));
+      await everyTarget(async (t) => {
+        const payload = newFarm(rng);
+        const created = await client.send(`${t.bases.rest}/farm/api`, 'POST', JSON.stringify(payload));
+        const doc = parse(created.body);
+        if (created.status !== 201 || typeof doc?.id !== 'string' || doc.name !== payload.name)
+          throw new GateError(
+            `latency rest create at ${t.bases.rest}: HTTP ${created.status} ${created.body.slice(0, 200)}`,
+          );
+        record(t, 'rest create', created.ms);
+        t.farm = { url: `${t.bases.rest}/farm/api/${doc.id}`, payload };
+      });
+      await everyTarget(async (t) => {
+        const { url, payload } = t.farm!;
+        const read = await client.send(url, 'GET');
+        if (read.status !== 200 || parse(read.body)?.name !== payload.name)
+          throw new GateError(`latency rest get ${url}: HTTP ${read.status} ${read.body.slice(0, 200)}`);
+        record(t, 'rest get', read.ms);
+      });
+      await everyTarget(async (t) => {
+        const { url, payload } = t.farm!;
+        const name = `${payload.name as string}-v2`;
+        const put = await client.send(url, 'PUT', JSON.stringify({ ...payload, name }));
+        if (put.status !== 200 || parse(put.body)?.name !== name)
+          throw new GateError(`latency rest update ${url}: HTTP ${put.status} ${put.body.slice(0, 200)}`);
+        record(t, 'rest update', put.ms);
+        // Not timed: keeps the farm table (and so every getAll) the size the baselines answer.
+        const gone = await client.send(url, 'DELETE');
+        if (gone.status !== 200) throw new GateError(`latency rest delete ${url}: HTTP ${gone.status}`);
+        t.farm = undefined;
+      });
     }
   } finally {
     client.close();
@@ -293,7 +316,11 @@ export const cellOf = (
   result.cells.find((c) => c.target === target && c.clients === clients && c.kind === kind);
 
 /** GraphQL getById and REST get of seeded farms, no think time, through the front door and direct, in turns. */
-async function measureLoaded(context: ScenarioContext, picker: Picker, only?: 'rest'): Promise<LoadedCpu[]> {
+async function measureLoaded(
+  context: ScenarioContext,
+  picker: Picker,
+  only?: RequestApi,
+): Promise<LoadedCpu[]> {
   const { plan, stack } = context;
   const pids = stack.pids(['edge', 'write-api', 'read-api']);
   const specs = (target: 'front-door' | 'direct'): LoadSpec[] => {
@@ -327,7 +354,7 @@ async function measureLoaded(context: ScenarioContext, picker: Picker, only?: 'r
         ],
       },
     ];
-    return only === 'rest' ? all.filter((spec) => spec.label.endsWith(' rest')) : all;
+    return only ? all.filter((spec) => spec.label.endsWith(` ${only}`)) : all;
   };
   const targets = ['front-door', 'direct'] as const;
   for (const t of targets) {
@@ -372,7 +399,7 @@ export const latency: Scenario = {
     'Closed loop with think time (k6 sleep) at 1 and 10 virtual users, each on one keep-alive connection: ' +
     'GraphQL getById, getAll, filtered (getByZone), depth 2 and depth 3 on /farm/graph, REST create, get, update ' +
     'on /farm/api; sent through the front door (edge), straight to the write-api/read-api, and to the bare ' +
-    'baselines, interleaved (each user takes the three in turns, one per iteration), after a warm-up of the same ' +
+    'baselines, interleaved (each user sends every request to the three one after the other, their order rotating), after a warm-up of the same ' +
     `requests without think time (${WARM_USERS} users). Percentiles pool every ` +
     'sample of the runs. CPU per request: the same requests without think time, front door vs direct.',
   services: { ours: ['write-api', 'read-api', 'edge'], baseline: ['bare-rest', 'bare-graphql'] },
@@ -435,6 +462,9 @@ export const latency: Scenario = {
     }
     const loaded = context.sides.includes('ours') ? await measureLoaded(context, picker) : [];
     const loadedRest = context.sides.includes('ours') ? await measureLoaded(context, picker, 'rest') : [];
+    const loadedGraphql = context.sides.includes('ours')
+      ? await measureLoaded(context, picker, 'graphql')
+      : [];
     const result: LatencyResult = {
       thinkMs,
       secondsPerRun,
@@ -443,6 +473,7 @@ export const latency: Scenario = {
       cpu,
       loaded,
       loadedRest,
+      loadedGraphql,
     };
     const figures: Record<string, number> = {};
     for (const clients of latencyClients) {
@@ -464,6 +495,10 @@ export const latency: Scenario = {
     const rd = loadedRest.find((l) => l.target === 'direct');
     const restShare = rf && rd ? frontCpuShare(rf.cpuMsPerRequest, rd.cpuMsPerRequest) : null;
     if (restShare !== null) figures.front_cpu_share_loaded_rest = restShare;
+    const gf = loadedGraphql.find((l) => l.target === 'front-door');
+    const gd = loadedGraphql.find((l) => l.target === 'direct');
+    const graphqlShare = gf && gd ? frontCpuShare(gf.cpuMsPerRequest, gd.cpuMsPerRequest) : null;
+    if (graphqlShare !== null) figures.front_cpu_share_loaded_graphql = graphqlShare;
     return {
       name: 'latency',
       description: this.description,

@@ -143,6 +143,14 @@ class Standin extends Duplex {
     this.onWrite(chunk);
     done();
   }
+  /** node:http corks the connection while it writes an answer: its head and body leave in one write. */
+  override _writev(
+    chunks: { chunk: Buffer; encoding: BufferEncoding }[],
+    done: (error?: Error | null) => void,
+  ): void {
+    this.onWrite(chunks.length === 1 ? chunks[0]!.chunk : Buffer.concat(chunks.map((c) => c.chunk)));
+    done();
+  }
   override _final(done: (error?: Error | null) => void): void {
     this.onEnd();
     done();
@@ -546,7 +554,8 @@ class Connection {
       this.#socket,
       (chunk) => {
         if (this.#standin !== standin) return;
-        this.#socket.write(chunk);
+        // node:http ends every answer with an empty write: no system call for it.
+        if (chunk.length > 0) this.#socket.write(chunk);
         const reader = this.#httpReader;
         if (!reader) return;
         try {

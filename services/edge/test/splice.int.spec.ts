@@ -107,7 +107,8 @@ describe('edge: the byte path', () => {
             'content-type': 'application/json',
             'content-length': Buffer.byteLength(text),
           });
-          response.end(text);
+          // `?buffer`: the body as bytes, which node:http cannot join to its head as one string.
+          response.end(request.url?.endsWith('?buffer') ? Buffer.from(text) : text);
         });
       },
     });
@@ -233,6 +234,40 @@ describe('edge: the byte path', () => {
       expect(got.endsWith('\r\n\r\nuntil-close')).toBe(true);
     } finally {
       await proxied.close();
+    }
+  });
+
+  it('writes an answer from node:http to the client in one write (its head, body and end together)', async () => {
+    // What the edge wrote to each client connection it accepted, one entry per socket.write.
+    const writes: Buffer[] = [];
+    const count = (socket: Socket) => {
+      const write = socket.write;
+      socket.write = function (this: Socket, ...args: Parameters<Socket['write']>) {
+        writes.push(Buffer.from(args[0] as Buffer));
+        return write.apply(this, args);
+      } as Socket['write'];
+    };
+    edge.server.on('connection', count);
+    try {
+      // After a request on the byte path, node:http answers the next two through the stand-in.
+      const text = await exchange(port, [
+        post('/farm/api', '{"a":4}') +
+          post('/farm/graph', '{"query":"{ x }"}') +
+          post('/graphql?buffer', '{"query":"{ y }"}', 'Connection: close\r\n'),
+      ]);
+      expect(answers(text).map((a) => a.status)).toEqual([200, 200, 200]);
+      expect(JSON.parse(answers(text)[2]!.body)).toEqual({
+        in_process: '/graphql?buffer',
+        body: '{"query":"{ y }"}',
+      });
+      // node:http writes a head, a body and an empty end for each: one write each, not three (or two).
+      expect(writes.slice(-2).map((w) => w.toString('latin1').slice(0, 12))).toEqual([
+        'HTTP/1.1 200',
+        'HTTP/1.1 200',
+      ]);
+      expect(Buffer.concat(writes).toString('latin1')).toBe(text);
+    } finally {
+      edge.server.off('connection', count);
     }
   });
 
