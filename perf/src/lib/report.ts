@@ -2,7 +2,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatasetCounts } from '../data/dataset.js';
 import type { LatencyResult, LoadedCpu } from '../scenarios/latency.js';
-import { cellOf, frontCpuShare, latencyClients, latencyKinds, latencyTargets } from '../scenarios/latency.js';
+import {
+  cellOf,
+  frontCpuShare,
+  latencyClients,
+  latencyKinds,
+  latencyTargets,
+  loadedShare,
+} from '../scenarios/latency.js';
 import { LAG_TARGET_MS } from '../scenarios/mixed-workload.js';
 import type { SoakResult } from '../scenarios/soak.js';
 import type { CaseResult, Plan, ScalingKind, ScalingResult, ScenarioResult } from '../scenarios/types.js';
@@ -224,11 +231,9 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetCheck[
       [lat.loadedRest, 'REST get alone, 5 connections'],
     ] as const) {
       if (!loaded) continue;
-      const lf = loaded.find((x) => x.target === 'front-door');
-      const ld = loaded.find((x) => x.target === 'direct');
       add(
         "latency, loaded (no think time): the CPU the front door adds per request ÷ the services' own (direct)",
-        lf && ld ? frontCpuShare(lf.cpuMsPerRequest, ld.cpuMsPerRequest) : null,
+        loadedShare(loaded),
         '≤ 0.25',
         (v) => v <= 0.25,
         what,

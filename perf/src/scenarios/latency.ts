@@ -77,6 +77,13 @@ export function frontCpuShare(through: number, direct: number): number | null {
     : null;
 }
 
+/** What the front door adds in CPU for one loaded measurement (front door and direct), or null. */
+export function loadedShare(loaded: readonly LoadedCpu[] | undefined): number | null {
+  const front = loaded?.find((l) => l.target === 'front-door');
+  const direct = loaded?.find((l) => l.target === 'direct');
+  return front && direct ? frontCpuShare(front.cpuMsPerRequest, direct.cpuMsPerRequest) : null;
+}
+
 interface Kind {
   readonly name: string;
   readonly api: RequestApi;
@@ -460,11 +467,10 @@ export const latency: Scenario = {
         );
       }
     }
-    const loaded = context.sides.includes('ours') ? await measureLoaded(context, picker) : [];
-    const loadedRest = context.sides.includes('ours') ? await measureLoaded(context, picker, 'rest') : [];
-    const loadedGraphql = context.sides.includes('ours')
-      ? await measureLoaded(context, picker, 'graphql')
-      : [];
+    const ours = context.sides.includes('ours');
+    const loaded = ours ? await measureLoaded(context, picker) : [];
+    const loadedRest = ours ? await measureLoaded(context, picker, 'rest') : [];
+    const loadedGraphql = ours ? await measureLoaded(context, picker, 'graphql') : [];
     const result: LatencyResult = {
       thinkMs,
       secondsPerRun,
@@ -487,18 +493,14 @@ export const latency: Scenario = {
       const share = f && d ? frontCpuShare(f.totalCpuMsPerRequest, d.totalCpuMsPerRequest) : null;
       if (share !== null) figures[`front_cpu_share_c${clients}`] = share;
     }
-    const lf = loaded.find((l) => l.target === 'front-door');
-    const ld = loaded.find((l) => l.target === 'direct');
-    const loadedShare = lf && ld ? frontCpuShare(lf.cpuMsPerRequest, ld.cpuMsPerRequest) : null;
-    if (loadedShare !== null) figures.front_cpu_share_loaded = loadedShare;
-    const rf = loadedRest.find((l) => l.target === 'front-door');
-    const rd = loadedRest.find((l) => l.target === 'direct');
-    const restShare = rf && rd ? frontCpuShare(rf.cpuMsPerRequest, rd.cpuMsPerRequest) : null;
-    if (restShare !== null) figures.front_cpu_share_loaded_rest = restShare;
-    const gf = loadedGraphql.find((l) => l.target === 'front-door');
-    const gd = loadedGraphql.find((l) => l.target === 'direct');
-    const graphqlShare = gf && gd ? frontCpuShare(gf.cpuMsPerRequest, gd.cpuMsPerRequest) : null;
-    if (graphqlShare !== null) figures.front_cpu_share_loaded_graphql = graphqlShare;
+    for (const [figure, measured] of [
+      ['front_cpu_share_loaded', loaded],
+      ['front_cpu_share_loaded_rest', loadedRest],
+      ['front_cpu_share_loaded_graphql', loadedGraphql],
+    ] as const) {
+      const share = loadedShare(measured);
+      if (share !== null) figures[figure] = share;
+    }
     return {
       name: 'latency',
       description: this.description,
