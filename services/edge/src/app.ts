@@ -116,7 +116,7 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
     // bound for a service on as bytes; what it hands to node:http goes to the proxy or the in-process read
     // side before Fastify sees it.
     serverFactory: (handler) => {
-      const server = createServer((request, response) => {
+      const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
         const path = pathOf(request.url);
         const upstream = request.method === 'CONNECT' ? null : upstreamFor(path);
         if (upstream && metrics) {
@@ -133,7 +133,8 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
         }
         if (upstream) route(request, response, upstream, path);
         else handler(request, response);
-      });
+      };
+      const server = createServer(onRequest);
       const [serveHttp] = server.listeners('connection') as ((connection: Duplex) => void)[];
       if (!serveHttp) throw new Error('edge: node:http has no connection listener');
       server.removeListener('connection', serveHttp);
@@ -147,6 +148,7 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
         timeoutMs: config.http.requestTimeoutMs,
         keepAliveTimeoutMs: config.http.keepAliveTimeoutMs,
         http: (connection) => serveHttp.call(server, connection),
+        serve: onRequest,
         answered: (method, status, seconds) => metrics?.observeRequest('/*', method, status, seconds),
         log: proxyLog,
         logRequests: config.logRequests,

@@ -26,6 +26,8 @@ export interface RequestHead {
   readonly target: string;
   /** Header lines to pass on ("Name: value"), without `Connection` and `X-Forwarded-For`. */
   readonly lines: readonly string[];
+  /** Every header as node:http's `rawHeaders` has it: [name, value, …], values without surrounding blanks. */
+  readonly raw: string[];
   /** Body bytes that follow the head (`Content-Length`, 0 without). */
   readonly length: number;
   /** The client asked to close the connection after this answer. */
@@ -56,6 +58,7 @@ export function readRequestHead(text: string): RequestHead | undefined {
   const first = REQUEST_LINE.exec(lines[0]!);
   if (!first || first[1] === 'CONNECT') return undefined;
   const out: string[] = [];
+  const raw: string[] = [];
   let length = -1;
   let hosts = 0;
   let close = false;
@@ -71,6 +74,7 @@ export function readRequestHead(text: string): RequestHead | undefined {
     if (!TOKEN.test(name)) return undefined;
     const value = line.slice(colon + 1).replace(EDGE_SPACE, '');
     if (!VALUE.test(value)) return undefined;
+    raw.push(name, value);
     const lower = name.toLowerCase();
     switch (lower) {
       case 'content-length':
@@ -108,6 +112,7 @@ export function readRequestHead(text: string): RequestHead | undefined {
     method: first[1]!,
     target: first[2]!,
     lines: out,
+    raw,
     length: Math.max(0, length),
     close,
     origin,

@@ -4,7 +4,7 @@ import { ResponseReader, readRequestHead } from '../src/framing.js';
 const head = (...lines: string[]) => lines.join('\r\n');
 
 describe('readRequestHead', () => {
-  it('reads a plain head: length, close, X-Forwarded-For and Connection taken out', () => {
+  it('reads a plain head: length, close, X-Forwarded-For and Connection taken out, every header kept raw', () => {
     const got = readRequestHead(
       head(
         'POST /farm/api?x=1 HTTP/1.1',
@@ -12,13 +12,26 @@ describe('readRequestHead', () => {
         'Content-Length: 12',
         'X-Forwarded-For: 10.0.0.1',
         'Connection: keep-alive, close',
-        'Origin: https://o.example',
+        'Origin:   https://o.example \t',
       ),
     );
     expect(got).toEqual({
       method: 'POST',
       target: '/farm/api?x=1',
-      lines: ['Host: x', 'Content-Length: 12', 'Origin: https://o.example'],
+      lines: ['Host: x', 'Content-Length: 12', 'Origin:   https://o.example \t'],
+      // Every header, its value trimmed, for node:http when the edge answers the request itself.
+      raw: [
+        'Host',
+        'x',
+        'Content-Length',
+        '12',
+        'X-Forwarded-For',
+        '10.0.0.1',
+        'Connection',
+        'keep-alive, close',
+        'Origin',
+        'https://o.example',
+      ],
       length: 12,
       close: true,
       origin: 'https://o.example',

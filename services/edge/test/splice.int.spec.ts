@@ -106,6 +106,8 @@ describe('edge: the byte path', () => {
           response.writeHead(200, {
             'content-type': 'application/json',
             'content-length': Buffer.byteLength(text),
+            // `?close`: the handler ends the connection after its answer.
+            ...(request.url?.endsWith('?close') ? { connection: 'close' } : {}),
           });
           // `?buffer`: the body as bytes, which node:http cannot join to its head as one string.
           response.end(request.url?.endsWith('?buffer') ? Buffer.from(text) : text);
@@ -237,23 +239,29 @@ describe('edge: the byte path', () => {
     }
   });
 
-  it('writes an answer from node:http to the client in one write (its head, body and end together)', async () => {
-    // What the edge wrote to each client connection it accepted, one entry per socket.write.
+  it('writes each answer it gives in process in one write, served directly or through the stand-in', async () => {
+    // What the edge handed the kernel for each client connection it accepted, one entry per write.
     const writes: Buffer[] = [];
     const count = (socket: Socket) => {
-      const write = socket.write;
-      socket.write = function (this: Socket, ...args: Parameters<Socket['write']>) {
-        writes.push(Buffer.from(args[0] as Buffer));
-        return write.apply(this, args);
-      } as Socket['write'];
+      const one = socket._write;
+      const many = socket._writev;
+      socket._write = function (this: Socket, chunk, encoding, done) {
+        writes.push(Buffer.from(chunk as Buffer));
+        one.call(this, chunk, encoding, done);
+      } as Socket['_write'];
+      socket._writev = function (this: Socket, chunks, done) {
+        writes.push(Buffer.concat(chunks.map((c) => Buffer.from(c.chunk as Buffer))));
+        many?.call(this, chunks, done);
+      } as Socket['_writev'];
     };
     edge.server.on('connection', count);
     try {
-      // After a request on the byte path, node:http answers the next two through the stand-in.
+      // A request on the byte path; one the splice read whole, answered on the socket itself; one with
+      // a header that takes it to node:http's own reading (the stand-in), its body as bytes.
       const text = await exchange(port, [
         post('/farm/api', '{"a":4}') +
           post('/farm/graph', '{"query":"{ x }"}') +
-          post('/graphql?buffer', '{"query":"{ y }"}', 'Connection: close\r\n'),
+          post('/graphql?buffer', '{"query":"{ y }"}', 'TE: trailers\r\nConnection: close\r\n'),
       ]);
       expect(answers(text).map((a) => a.status)).toEqual([200, 200, 200]);
       expect(JSON.parse(answers(text)[2]!.body)).toEqual({
@@ -269,6 +277,31 @@ describe('edge: the byte path', () => {
     } finally {
       edge.server.off('connection', count);
     }
+  });
+
+  it('answers a request read whole on the client socket as node:http would: keep-alive, and close when asked', async () => {
+    const got = answers(
+      await exchange(port, [
+        post('/farm/graph', '{"query":"{ a }"}') +
+          get('/farm/graph?query=%7Bb%7D', 'Connection: close\r\n') +
+          post('/farm/graph', '{"query":"{ never }"}'),
+      ]),
+    );
+    // The third request came after the client's close: it is not answered (the connection closed).
+    expect(got.map((a) => JSON.parse(a.body).in_process)).toEqual([
+      '/farm/graph',
+      '/farm/graph?query=%7Bb%7D',
+    ]);
+    expect(got[0]!.head).toMatch(/\r\nconnection: keep-alive\r\nkeep-alive: timeout=10($|\r\n)/i);
+    expect(got[0]!.head).toMatch(/\r\ndate: /i);
+    expect(got[1]!.head).toMatch(/\r\nconnection: close($|\r\n)/i);
+    // The handler closes: the same.
+    const closed = answers(
+      await exchange(port, [
+        post('/graphql?close', '{"query":"{ c }"}') + post('/graphql', '{"query":"{ d }"}'),
+      ]),
+    );
+    expect(closed.map((a) => JSON.parse(a.body).in_process)).toEqual(['/graphql?close']);
   });
 
   it('closes idle connections it holds when the edge shuts down', async () => {
