@@ -22,5 +22,5 @@ export {
   SECURITY_HEADERS,
   securityHeaders,
 } from './http-security.js';
-export { installMetrics, type Metrics } from './metrics.js';
+export { createMetrics, installMetrics, type Metrics } from './metrics.js';
 export { healthResponseSchema, loggerOptions, type ServeOptions, serve } from './serve.js';

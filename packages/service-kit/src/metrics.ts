@@ -11,26 +11,28 @@ import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export interface Metrics {
-  /** The app's registry: add service metrics to it (`registers: [metrics.registry]`). */
+  /** The process's registry: add service metrics to it (`registers: [metrics.registry]`). */
   readonly registry: Registry;
   /** Times one storage call: `eggmesh_store_duration_seconds{operation}`. */
   timeStore<T>(operation: string, work: () => Promise<T>): Promise<T>;
   /** Counts a request answered outside Fastify's routing (the edge's forwarded traffic). */
   observeRequest(route: string, method: string, statusCode: number, seconds: number): void;
+  /** The request histogram, for installMetrics() on the apps of this process. */
+  readonly requests: Histogram<'route' | 'method' | 'status_class'>;
 }
 
 type Child = { observe(value: number): void };
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
+const classIndex = (statusCode: number) => Math.min(4, Math.max(0, Math.floor(statusCode / 100) - 1));
 
 /**
- * Prometheus metrics for one service, served at `GET /metrics`: the standard Node process metrics
- * (prom-client's defaults, event-loop lag included, prefixed `nodejs_`/`process_`) and
- * `eggmesh_http_request_duration_seconds{route,method,status_class}` (its `_count` is the request
- * count) per route pattern, never the raw URL. Call it before the app declares its routes: each route
- * gets its own onResponse hook holding its label children, so a request costs one histogram observe.
- * Requests no route matches are counted under `route="(unmatched)"`.
+ * One process's metrics: the standard Node process metrics (prom-client's defaults, event-loop lag
+ * included, prefixed `nodejs_`/`process_`), `eggmesh_http_request_duration_seconds{route,method,
+ * status_class}` (its `_count` is the request count) and `eggmesh_store_duration_seconds`. A process
+ * that serves several apps (the edge with the read side in it) makes one and gives it to each app's
+ * installMetrics(), so its `/metrics` counts every answer once, by the route that gave it.
  */
-export function installMetrics(app: FastifyInstance, _options: { readonly service: string }): Metrics {
+export function createMetrics(): Metrics {
   const registry = new Registry();
   // prom-client samples the event-loop delay every 10 ms by default: 100 wake-ups a second, about 0.65 %
   // of a core in an idle process (measured over 20 s, /proc/<pid>/stat), the whole idle budget of a
@@ -50,12 +52,50 @@ export function installMetrics(app: FastifyInstance, _options: { readonly servic
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
+  /** observeRequest's label children, made once each (prom-client's labels() hashes its arguments). */
+  const children = new Map<string, Child>();
+  return {
+    registry,
+    requests,
+    observeRequest(route, method, statusCode, seconds) {
+      const index = classIndex(statusCode);
+      const key = `${route} ${method} ${index}`;
+      let child = children.get(key);
+      if (child === undefined) {
+        child = requests.labels(route, method, STATUS_CLASSES[index] as string);
+        if (children.size < 1024) children.set(key, child);
+      }
+      child.observe(seconds);
+    },
+    async timeStore(operation, work) {
+      const end = store.startTimer({ operation });
+      try {
+        return await work();
+      } finally {
+        end();
+      }
+    },
+  };
+}
+
+/**
+ * Prometheus metrics for one app, served at `GET /metrics`: those of `shared` (the process's, see
+ * createMetrics()) or of a registry of its own. Call it before the app declares its routes: each route
+ * gets its own onResponse hook holding its label children, so a request costs one histogram observe.
+ * Requests no route matches are counted under `route="(unmatched)"`.
+ */
+export function installMetrics(
+  app: FastifyInstance,
+  options: { readonly service: string; readonly shared?: Metrics | undefined },
+): Metrics {
+  const metrics = options.shared ?? createMetrics();
+  const { registry, requests } = metrics;
 
   /** An onResponse hook for one route and method: its children are made once, on first use per class. */
   const observer = (route: string, method: string): onResponseHookHandler => {
     const children: (Child | undefined)[] = [];
     return (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-      const index = Math.min(4, Math.max(0, Math.floor(reply.statusCode / 100) - 1));
+      const index = classIndex(reply.statusCode);
       let child = children[index];
       if (child === undefined) {
         child = requests.labels(route, method, STATUS_CLASSES[index] as string);
@@ -98,19 +138,5 @@ export function installMetrics(app: FastifyInstance, _options: { readonly servic
     return registry.metrics();
   });
 
-  return {
-    registry,
-    observeRequest(route, method, statusCode, seconds) {
-      const index = Math.min(4, Math.max(0, Math.floor(statusCode / 100) - 1));
-      requests.labels(route, method, STATUS_CLASSES[index] as string).observe(seconds);
-    },
-    async timeStore(operation, work) {
-      const end = store.startTimer({ operation });
-      try {
-        return await work();
-      } finally {
-        end();
-      }
-    },
-  };
+  return metrics;
 }

@@ -35,6 +35,11 @@ export interface EdgeOptions {
    * read routes over this process's replica (see server.ts). Writes are always forwarded.
    */
   readonly restReads?: (request: IncomingMessage, response: ServerResponse) => void;
+  /**
+   * The process's metrics, given to the apps that answer in process too (see server.ts): they count
+   * their own answers, by route; the edge counts what it forwards.
+   */
+  readonly metrics?: Metrics;
 }
 
 /** What sendError needs of a reply. */
@@ -84,6 +89,7 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
   /** The in-process handler that answers a routed request, if any (else it is forwarded). */
   const servedHere = (method: string | undefined, path: string, upstream: Upstream) =>
     upstream === 'read' && read ? read : restReads && isRestRead(method, path) ? restReads : undefined;
+  /** Answers a request for a service's path: in process when this process serves it, else forwarded. */
   const route = (
     request: IncomingMessage,
     response: ServerResponse,
@@ -91,8 +97,24 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
     path: string,
   ): void => {
     const here = servedHere(request.method, path, upstream);
-    if (here) here(request, response);
-    else proxy.handle(request, response, upstream);
+    // An app answering in process counts its answers itself, by route (the process's metrics).
+    if (here) {
+      here(request, response);
+      return;
+    }
+    if (metrics) {
+      const started = performance.now();
+      const counted = metrics;
+      response.once('finish', () =>
+        counted.observeRequest(
+          '/*',
+          request.method ?? 'GET',
+          response.statusCode,
+          (performance.now() - started) / 1000,
+        ),
+      );
+    }
+    proxy.handle(request, response, upstream);
   };
   const ownHeaders = corsHeaders(config.corsOrigin);
   let app: FastifyInstance | undefined;
@@ -119,18 +141,6 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
       const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
         const path = pathOf(request.url);
         const upstream = request.method === 'CONNECT' ? null : upstreamFor(path);
-        if (upstream && metrics) {
-          const started = performance.now();
-          const counted = metrics;
-          response.once('finish', () =>
-            counted.observeRequest(
-              '/*',
-              request.method ?? 'GET',
-              response.statusCode,
-              (performance.now() - started) / 1000,
-            ),
-          );
-        }
         if (upstream) route(request, response, upstream, path);
         else handler(request, response);
       };
@@ -169,7 +179,7 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
   });
   securityHeaders(app);
   rateLimit(app, config.rateLimitPerMin);
-  metrics = installMetrics(app, { service: 'edge' });
+  metrics = installMetrics(app, { service: 'edge', shared: options.metrics });
   app.addHook('onClose', async () => proxy.close());
   // Connections the splice holds are not node:http's to close: idle ones close now, busy ones after their answer.
   app.addHook('preClose', (done) => {

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   commonServiceEnv,
+  createMetrics,
   embed,
   loadConfig,
   loggerOptions,
@@ -49,6 +50,8 @@ async function openStore(log: (msg: string) => void): Promise<SqliteReadStore> {
 }
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
+// One registry for the process: the apps answering in process count into the edge's /metrics.
+const metrics = createMetrics();
 let read: Handler | undefined;
 let restReads: Handler | undefined;
 let closeRead: (() => Promise<void>) | undefined;
@@ -60,11 +63,16 @@ if (config.edgeGraphql !== 'proxy' && config.store === 'sqlite') {
   );
   // Loaded only here: a proxying edge does not carry the read side's modules (about 30 MiB of RSS).
   const { buildApp: buildReadApp } = await import('@eggmesh/read-api');
-  const readApp = buildReadApp({ config, store });
+  const readApp = buildReadApp({ config, store, metrics });
   // REST reads too: the write-api's read routes over the same read-only files. On SQLite a write is
   // acknowledged after its COMMIT, so the next read here sees it (read-your-writes holds without a hop).
   const { buildApp: buildRestApp } = await import('@eggmesh/write-api');
-  const restApp = await buildRestApp({ config, reader: store, logger: loggerOptions(config, 'edge') });
+  const restApp = await buildRestApp({
+    config,
+    reader: store,
+    logger: loggerOptions(config, 'edge'),
+    metrics,
+  });
   restReads = await embed(restApp, config);
   if (config.edgeGraphql === 'read-api') {
     // The read-api's app also listens on READ_API_PORT (serve() below, with the edge's own limits,
@@ -87,6 +95,7 @@ if (config.edgeGraphql !== 'proxy' && config.store === 'sqlite') {
 const app = await buildApp({
   config,
   logger: { ...loggerOptions(config, 'edge') },
+  metrics,
   ...(read ? { read } : {}),
   ...(restReads ? { restReads } : {}),
 });

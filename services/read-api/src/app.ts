@@ -8,6 +8,7 @@ import {
   corsOptions,
   installMetrics,
   loggerOptions,
+  type Metrics,
   rateLimit,
   requestLogging,
   securityHeaders,
@@ -23,6 +24,8 @@ import { entitySdl, unifiedSdl } from './schema/sdl.js';
 export interface BuildAppOptions {
   readonly config: Config;
   readonly store: ReadStore;
+  /** The process's metrics when it serves other apps too (the edge); else the app has its own. */
+  readonly metrics?: Metrics;
   /** Epoch ms; the reference time of projection windows when a query has no `at`. */
   readonly clock?: () => number;
 }
@@ -41,7 +44,7 @@ function allowedMethods(path: string): readonly string[] | undefined {
  * The read API: `POST|GET /<entity>/graph` for the 13 entities (MeshQL's queries), the unified
  * `POST|GET /graphql` with GraphiQL at `/graphiql`, `/health` and `/ready`. Never listens.
  */
-export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): FastifyInstance {
+export function buildApp({ config, store, metrics, clock = Date.now }: BuildAppOptions): FastifyInstance {
   const app = Fastify({
     logger: loggerOptions(config, 'read-api'),
     logController: requestLogging(config.logRequests),
@@ -54,7 +57,7 @@ export function buildApp({ config, store, clock = Date.now }: BuildAppOptions): 
   closeConnectionsWhenClosing(app);
   securityHeaders(app);
   rateLimit(app, config.rateLimitPerMin);
-  installMetrics(app, { service: 'read-api' });
+  installMetrics(app, { service: 'read-api', shared: metrics });
   app.register(cors, corsOptions(config));
   const auth = new Authenticator(config.auth);
 

@@ -124,6 +124,44 @@ describe('REST reads through the front door on SQLite', () => {
     }
   });
 
+  it("counts every answer once in the edge's /metrics: in process by its route, forwarded as /*", async () => {
+    const count = async (route: string, method: string) => {
+      const text = await (await fetch(`${stack.urls.edge}/metrics`)).text();
+      const line = text
+        .split('\n')
+        .find((l) =>
+          l.startsWith(
+            `eggmesh_http_request_duration_seconds_count{route="${route}",method="${method}",status_class="2xx"}`,
+          ),
+        );
+      return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+    };
+    const before = {
+      graph: await count('/farm/graph', 'POST'),
+      read: await count('/farm/api/:id', 'GET'),
+      write: await count('/*', 'POST'),
+    };
+    const graph = await fetch(`${stack.urls.edge}/farm/graph`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `{ getById(id: "${farms[2]!.id}") { name } }` }),
+    });
+    expect(graph.status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect((await fetch(`${stack.urls.edge}/farm/api/${farms[2]!.id}`)).status).toBe(200);
+    const write = await fetch(`${stack.urls.edge}/farm/api`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Counted', farm_type: 'local_farm', zone: 'north' }),
+    });
+    expect(write.status).toBe(201);
+    expect({
+      graph: (await count('/farm/graph', 'POST')) - before.graph,
+      read: (await count('/farm/api/:id', 'GET')) - before.read,
+      write: (await count('/*', 'POST')) - before.write,
+    }).toEqual({ graph: 1, read: 2, write: 1 });
+  });
+
   it('answers reads in its own process: a stopped write-api stalls no read', async () => {
     const writeApi = childPid(stack.process.pid!, 'write-api/dist/server.js');
     process.kill(writeApi, 'SIGSTOP');

@@ -8,6 +8,7 @@ import {
   EggmeshError,
   healthResponseSchema,
   installMetrics,
+  type Metrics,
   rateLimit,
   securityHeaders,
   serviceApp,
@@ -37,6 +38,8 @@ export interface WriteApiOptions {
   readonly reader: EntityReader;
   readonly clock?: () => number;
   readonly logger?: FastifyServerOptions['logger'];
+  /** The process's metrics when it serves other apps too (the edge); else the app has its own. */
+  readonly metrics?: Metrics;
 }
 
 const version = (
@@ -102,7 +105,7 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
   for (const schema of sharedSchemas(entityNames, config.maxFutureMs)) app.addSchema(schema);
   securityHeaders(app);
   rateLimit(app, config.rateLimitPerMin);
-  const metrics = installMetrics(app, { service: 'write-api' });
+  const metrics = installMetrics(app, { service: 'write-api', shared: options.metrics });
   await app.register(cors, corsOptions(config));
   // Bodies are JSON only: without this, text/plain bodies would reach validation as strings (400, not 415).
   app.removeContentTypeParser('text/plain');
