@@ -280,6 +280,8 @@ class Connection {
   /** The response node:http is writing for the request handed to it. */
   #httpReader: ResponseReader | undefined;
   #standin: Standin | undefined;
+  /** The answer node:http's objects are writing on the socket (see #direct). */
+  #response: ServerResponse | undefined;
   /** node:http has the connection from here on. */
   #handed = false;
   #closeAfter = false;
@@ -296,6 +298,10 @@ class Connection {
     socket.on('error', () => undefined);
     socket.on('close', () => this.#onClose());
     socket.on('timeout', () => socket.destroy());
+    // What node:http's server does for the answer on its socket: one that waits to write more resumes.
+    socket.on('drain', () => {
+      if (this.#response?.writableNeedDrain) this.#response.emit('drain');
+    });
     socket.setTimeout(this.#o.keepAliveTimeoutMs);
   }
 
@@ -629,7 +635,9 @@ class Connection {
     // What node:http's server sets on its responses: the `Keep-Alive: timeout=…` it announces.
     response._keepAliveTimeout = this.#o.keepAliveTimeoutMs;
     response.assignSocket(socket);
+    this.#response = response;
     response.once('finish', () => {
+      this.#response = undefined;
       response.detachSocket(socket);
       // The answer said `Connection: close` (the client asked, or the handler decided).
       if (response._last) this.#closeAfter = true;

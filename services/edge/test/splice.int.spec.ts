@@ -47,6 +47,9 @@ function answers(text: string): { status: number; head: string; body: string }[]
 
 const post = (path: string, body: string, extra = '') =>
   `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
+/** The size of the `?large` in-process answer. */
+const LARGE = 8 * 1024 * 1024;
+
 const get = (path: string, extra = '') => `GET ${path} HTTP/1.1\r\nHost: x\r\n${extra}\r\n`;
 
 describe('edge: the byte path', () => {
@@ -102,6 +105,24 @@ describe('edge: the byte path', () => {
           body += c;
         });
         request.on('end', () => {
+          if (request.url?.endsWith('?large')) {
+            // 8 MiB in 64 KiB pieces, each written once the socket has taken the last (backpressure).
+            response.writeHead(200, { 'content-type': 'text/plain', 'content-length': LARGE });
+            const piece = Buffer.alloc(64 * 1024, 'x');
+            let sent = 0;
+            const more = () => {
+              while (sent < LARGE) {
+                sent += piece.length;
+                if (!response.write(piece)) {
+                  response.once('drain', more);
+                  return;
+                }
+              }
+              response.end();
+            };
+            more();
+            return;
+          }
           const text = JSON.stringify({ in_process: request.url, body });
           response.writeHead(200, {
             'content-type': 'application/json',
@@ -302,6 +323,17 @@ describe('edge: the byte path', () => {
       ]),
     );
     expect(closed.map((a) => JSON.parse(a.body).in_process)).toEqual(['/graphql?close']);
+  });
+
+  it('writes a large in-process answer with backpressure to the end (the answer is told when the socket drains)', async () => {
+    const text = await exchange(
+      port,
+      [post('/graphql?large', '{"query":"{ big }"}', 'Connection: close\r\n')],
+      20_000,
+    );
+    const got = answers(text);
+    expect(got.map((a) => a.status)).toEqual([200]);
+    expect(got[0]!.body.length).toBe(LARGE);
   });
 
   it('closes idle connections it holds when the edge shuts down', async () => {
