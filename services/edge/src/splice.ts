@@ -616,7 +616,7 @@ class Connection {
    * The edge's own server answers a request the splice has read whole, on the client's socket itself:
    * the request and response objects node:http would build for it, without node:http reading the bytes
    * again through the stand-in (a second parse, a JS stream each way, and a reader to find the answer's
-   * end: a third of the edge's CPU on a GraphQL getById, perf/README round 20).
+   * end: about a quarter of the edge's CPU on a GraphQL getById, perf/README round 20).
    */
   #direct(head: RequestHead, body: Buffer): void {
     const socket = this.#socket;
