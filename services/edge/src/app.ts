@@ -89,22 +89,25 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
   /** The in-process handler that answers a routed request, if any (else it is forwarded). */
   const servedHere = (method: string | undefined, path: string, upstream: Upstream) =>
     upstream === 'read' && read ? read : restReads && isRestRead(method, path) ? restReads : undefined;
-  /** Answers a request for a service's path: in process when this process serves it, else forwarded. */
+  /**
+   * Answers a request for a service's path: in process when this process serves it (that app counts
+   * the answer, by its route), else forwarded, counted as `/*` into `counted` when given (the HTTP
+   * server's path; under inject() Fastify's own hook on the edge's `/*` route counts it).
+   */
   const route = (
     request: IncomingMessage,
     response: ServerResponse,
     upstream: Upstream,
     path: string,
+    counted?: Metrics,
   ): void => {
     const here = servedHere(request.method, path, upstream);
-    // An app answering in process counts its answers itself, by route (the process's metrics).
     if (here) {
       here(request, response);
       return;
     }
-    if (metrics) {
+    if (counted) {
       const started = performance.now();
-      const counted = metrics;
       response.once('finish', () =>
         counted.observeRequest(
           '/*',
@@ -141,7 +144,7 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
       const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
         const path = pathOf(request.url);
         const upstream = request.method === 'CONNECT' ? null : upstreamFor(path);
-        if (upstream) route(request, response, upstream, path);
+        if (upstream) route(request, response, upstream, path, metrics);
         else handler(request, response);
       };
       const server = createServer(onRequest);
