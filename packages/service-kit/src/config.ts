@@ -71,6 +71,7 @@ export const configSchema = Object.freeze({
   READ_API_PORT: port(3035),
   PROJECTOR_PORT: port(3036),
   EDGE_PORT: port(5088),
+  EDGE_NODE_PORT: port(5089),
   RELAY_PORT: port(3037),
   EGGMESH_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   EGGMESH_LOG_REQUESTS: flag('false'),
@@ -127,6 +128,7 @@ export const configSchema = Object.freeze({
   EGGMESH_WRITE_API_URL: url(),
   EGGMESH_READ_API_URL: url(),
   EGGMESH_EDGE_GRAPHQL: oneOf(['embedded', 'read-api', 'proxy'], 'embedded'),
+  EGGMESH_FRONT_DOOR: oneOf(['node', 'haproxy'], 'node'),
 } satisfies Readonly<Record<string, Setting>>);
 
 type SettingValue<S> = S extends IntSetting ? number : S extends OneOfSetting<infer V> ? V : string;
@@ -147,6 +149,8 @@ export interface Config {
     readonly read: number;
     readonly projector: number;
     readonly edge: number;
+    /** The Node edge's own port when HAProxy takes EDGE_PORT (`EGGMESH_FRONT_DOOR=haproxy`). */
+    readonly edgeNode: number;
     readonly relay: number;
   };
   readonly logLevel: RawConfig['EGGMESH_LOG_LEVEL'];
@@ -228,6 +232,11 @@ export interface Config {
    * store (no hop), `proxy` forwards them to the read-api like REST goes to the write-api.
    */
   readonly edgeGraphql: RawConfig['EGGMESH_EDGE_GRAPHQL'];
+  /**
+   * What listens on EDGE_PORT under `pnpm start`: `node`, the edge itself; `haproxy`, HAProxy routing by
+   * the edge's route table, the Node edge behind it on EDGE_NODE_PORT for everything else.
+   */
+  readonly frontDoor: RawConfig['EGGMESH_FRONT_DOOR'];
   /** Where the edge forwards; defaults to the local services. */
   readonly upstreams: { readonly write: string; readonly read: string };
 }
@@ -310,6 +319,7 @@ function parseConfig(env: Record<string, string | undefined>): Config {
       read: c.READ_API_PORT,
       projector: c.PROJECTOR_PORT,
       edge: c.EDGE_PORT,
+      edgeNode: c.EDGE_NODE_PORT,
       relay: c.RELAY_PORT,
     }),
     logLevel: c.EGGMESH_LOG_LEVEL,
@@ -371,6 +381,7 @@ function parseConfig(env: Record<string, string | undefined>): Config {
     auth,
     rateLimitPerMin: c.EGGMESH_RATE_LIMIT_PER_MIN,
     edgeGraphql: c.EGGMESH_EDGE_GRAPHQL,
+    frontDoor: c.EGGMESH_FRONT_DOOR,
     upstreams: Object.freeze({
       write: c.EGGMESH_WRITE_API_URL ?? local(c.WRITE_API_PORT),
       read: c.EGGMESH_READ_API_URL ?? local(c.READ_API_PORT),

@@ -215,14 +215,17 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetCheck[
         ['graphql', 'read-api'],
         ['rest', 'write-api'],
       ] as const) {
-        const f = cellOf(lat, 'front-door', clients, `${api} (all)`);
         const d = cellOf(lat, 'direct', clients, `${api} (all)`);
-        add(
-          `latency c=${clients}: front-door ${api === 'graphql' ? 'GraphQL' : 'REST'} p95 ÷ direct ${service} p95`,
-          f && d && d.p95 > 0 ? f.p95 / d.p95 : null,
-          '≤ 1.15',
-          (v) => v <= 1.15,
-        );
+        for (const door of ['front-door', 'haproxy'] as const) {
+          const f = cellOf(lat, door, clients, `${api} (all)`);
+          if (door === 'haproxy' && !f) continue;
+          add(
+            `latency c=${clients}: ${door === 'haproxy' ? 'HAProxy front door (EGGMESH_FRONT_DOOR=haproxy)' : 'front-door'} ${api === 'graphql' ? 'GraphQL' : 'REST'} p95 ÷ direct ${service} p95`,
+            f && d && d.p95 > 0 ? f.p95 / d.p95 : null,
+            '≤ 1.15',
+            (v) => v <= 1.15,
+          );
+        }
       }
     }
     for (const [loaded, what] of [
@@ -238,6 +241,15 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetCheck[
         (v) => v <= 0.25,
         what,
       );
+      const haproxyShare = loadedShare(loaded, 'haproxy');
+      if (haproxyShare !== null)
+        add(
+          "latency, loaded: the CPU the HAProxy front door adds per request ÷ the services' own (direct)",
+          haproxyShare,
+          '≤ 0.25',
+          (v) => v <= 0.25,
+          what,
+        );
     }
   }
   const soakResult = soakOf(report);
@@ -303,19 +315,27 @@ export function latencyMarkdown(lat: LatencyResult): string[] {
   const lines = [
     '## Latency at low rate (closed loop, think time)',
     '',
-    `Think time ${lat.thinkMs} ms after every answer, one keep-alive connection per virtual user; ${lat.runs} run(s) of ${lat.secondsPerRun} s per target and client count, the targets interleaved (each virtual user sends each request to the three one after the other, think time between, their order rotating, so a busy moment of the machine slows them alike). p50 / p95 / p99 in ms over every sample of the runs; front ÷ direct and direct ÷ base compare p95.`,
+    `Think time ${lat.thinkMs} ms after every answer, one keep-alive connection per virtual user; ${lat.runs} run(s) of ${lat.secondsPerRun} s per target and client count, the targets interleaved (each virtual user sends each request to every target one after the other, think time between, their order rotating, so a busy moment of the machine slows them alike). p50 / p95 / p99 in ms over every sample of the runs; front ÷ direct and direct ÷ base compare p95. Front door: the Node edge (the default); HAProxy: EGGMESH_FRONT_DOOR=haproxy, where it is installed.`,
     '',
-    '| clients | request | n (front) | front door | direct | baseline | front ÷ direct | direct ÷ base |',
-    '|--:|---|--:|--:|--:|--:|--:|--:|',
   ];
+  const withHaproxy = lat.cells.some((c) => c.target === 'haproxy');
+  lines.push(
+    withHaproxy
+      ? '| clients | request | n (front) | front door | HAProxy | direct | baseline | front ÷ direct | HAProxy ÷ direct | direct ÷ base |'
+      : '| clients | request | n (front) | front door | direct | baseline | front ÷ direct | direct ÷ base |',
+    withHaproxy ? '|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|' : '|--:|---|--:|--:|--:|--:|--:|--:|',
+  );
   const kinds = [...latencyKinds.map((k) => k.name), 'graphql (all)', 'rest (all)'];
   for (const clients of latencyClients) {
     for (const kind of kinds) {
-      const [f, d, b] = latencyTargets.map((t) => cellOf(lat, t, clients, kind));
+      const [f, h, d, b] = latencyTargets.map((t) => cellOf(lat, t, clients, kind));
       const three = (c: typeof f) => (c ? `${ms(c.p50)} / ${ms(c.p95)} / ${ms(c.p99)}` : '–');
       const bold = kind.endsWith('(all)') ? '**' : '';
+      const over = (x: typeof f) => r(x && d ? x.p95 / d.p95 : null);
       lines.push(
-        `| ${clients} | ${bold}${kind}${bold} | ${f?.count ?? '–'} | ${three(f)} | ${three(d)} | ${three(b)} | ${r(f && d ? f.p95 / d.p95 : null)} | ${r(d && b ? d.p95 / b.p95 : null)} |`,
+        withHaproxy
+          ? `| ${clients} | ${bold}${kind}${bold} | ${f?.count ?? '–'} | ${three(f)} | ${three(h)} | ${three(d)} | ${three(b)} | ${over(f)} | ${over(h)} | ${r(d && b ? d.p95 / b.p95 : null)} |`
+          : `| ${clients} | ${bold}${kind}${bold} | ${f?.count ?? '–'} | ${three(f)} | ${three(d)} | ${three(b)} | ${over(f)} | ${r(d && b ? d.p95 / b.p95 : null)} |`,
       );
     }
   }
@@ -340,7 +360,7 @@ export function latencyMarkdown(lat: LatencyResult): string[] {
       );
     lines.push(
       '',
-      'Loaded (no think time, 5 connections per kind of request: GraphQL getById and REST get of seeded farms, together and alone), CPU of edge + write-api + read-api per request:',
+      `Loaded (no think time, 5 connections per kind of request: GraphQL getById and REST get of seeded farms, together and alone), CPU of edge + write-api + read-api${lat.loaded.some((l) => l.target === 'haproxy') ? ' + HAProxy' : ''} per request:`,
       '',
       '| requests | target | req/s | p50 ms | p99 ms | CPU ms/req |',
       '|---|---|--:|--:|--:|--:|',

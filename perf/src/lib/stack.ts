@@ -1,9 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { primaryEntities } from '@eggmesh/store-sqlite';
 import { exists, freePort, perfScript, repoRoot } from './env.js';
-import { ChildService } from './proc.js';
+import { ChildService, withDescendants } from './proc.js';
 
-export type OurService = 'write-api' | 'read-api' | 'projector' | 'edge' | 'relay';
+export type OurService = 'write-api' | 'read-api' | 'projector' | 'edge' | 'relay' | 'haproxy';
 export type BaselineService = 'bare-rest' | 'bare-graphql';
 export type ServiceName = OurService | BaselineService;
 
@@ -29,7 +30,17 @@ export const ourEntries: Readonly<Record<OurService, string>> = {
   // BENCH_EDGE_ENTRY: measure another front door build (e.g. an older edge) in its place.
   edge: process.env.BENCH_EDGE_ENTRY ?? join(repoRoot, 'services/edge/dist/server.js'),
   relay: join(repoRoot, 'services/relay/dist/main.js'),
+  // HAProxy as the front door (EGGMESH_FRONT_DOOR=haproxy): in front of the write-api, the read-api and
+  // the edge (its fallback), on its own port.
+  haproxy: join(repoRoot, 'services/edge/dist/haproxy-main.js'),
 };
+
+/**
+ * Whether HAProxy can be measured: on PATH, and not turned off with BENCH_HAPROXY=0. Where it is
+ * missing the latency scenario measures the Node edge alone and says so.
+ */
+export const haproxyAvailable: boolean =
+  process.env.BENCH_HAPROXY !== '0' && spawnSync('haproxy', ['-v']).status === 0;
 
 /** Entities the bare REST server keeps a table for (actors preloaded from the dataset, events empty). */
 export const bareRestEntities = primaryEntities;
@@ -98,6 +109,7 @@ export class Stack {
         'projector',
         'edge',
         'relay',
+        'haproxy',
         'bare-rest',
         'bare-graphql',
       ];
@@ -161,7 +173,8 @@ export class Stack {
           WRITE_API_PORT: String(ports['write-api']),
           READ_API_PORT: String(ports['read-api']),
           PROJECTOR_PORT: String(ports.projector),
-          EDGE_PORT: String(ports.edge),
+          EDGE_PORT: String(name === 'haproxy' ? ports.haproxy : ports.edge),
+          EDGE_NODE_PORT: String(ports.edge),
           RELAY_PORT: String(ports.relay),
           EGGMESH_WRITE_API_URL: `http://127.0.0.1:${ports['write-api']}`,
           EGGMESH_READ_API_URL: `http://127.0.0.1:${ports['read-api']}`,
@@ -202,6 +215,11 @@ export class Stack {
       if (!service) throw new Error(`${n} is not running`);
       return service.pid;
     });
+  }
+
+  /** The processes of `names` and those they started (HAProxy under its wrapper), to count their CPU. */
+  cpuPids(names: readonly ServiceName[]): number[] {
+    return this.pids(names).flatMap(withDescendants);
   }
 
   isRunning(name: ServiceName): boolean {

@@ -2,6 +2,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { check, GateError } from '../lib/gate.js';
 import { assertClean, type LoadSpec, measure, runLoad } from '../lib/load.js';
+import { haproxyAvailable } from '../lib/stack.js';
 import { median, percentileOfSorted } from '../lib/stats.js';
 import { expectStatus, graphqlCheck, graphStep, newFarm, Picker, parse } from './common.js';
 import { gqlBody, LIST_LIMIT, type QueryName } from './queries.js';
@@ -14,8 +15,11 @@ import type { Scenario, ScenarioContext } from './types.js';
  * what our services cost against the bare ones (direct ÷ baseline p95).
  */
 
-export type LatencyTarget = 'front-door' | 'direct' | 'baseline';
-export const latencyTargets: readonly LatencyTarget[] = ['front-door', 'direct', 'baseline'];
+/** `haproxy`: HAProxy as the front door (EGGMESH_FRONT_DOOR=haproxy), measured where it is installed. */
+export type LatencyTarget = 'front-door' | 'haproxy' | 'direct' | 'baseline';
+export const latencyTargets: readonly LatencyTarget[] = ['front-door', 'haproxy', 'direct', 'baseline'];
+/** The front doors measured against the direct services. */
+export type FrontDoor = 'front-door' | 'haproxy';
 export const latencyClients = [1, 10] as const;
 /** Users of the warm-up without think time that precedes the timed runs. */
 const WARM_USERS = 10;
@@ -45,7 +49,7 @@ export interface LatencyCpu {
 
 /** The same requests without think time (autocannon, 10 connections): CPU per request when busy. */
 export interface LoadedCpu {
-  readonly target: 'front-door' | 'direct';
+  readonly target: FrontDoor | 'direct';
   readonly rps: number;
   readonly p50: number;
   readonly p99: number;
@@ -77,9 +81,12 @@ export function frontCpuShare(through: number, direct: number): number | null {
     : null;
 }
 
-/** What the front door adds in CPU for one loaded measurement (front door and direct), or null. */
-export function loadedShare(loaded: readonly LoadedCpu[] | undefined): number | null {
-  const front = loaded?.find((l) => l.target === 'front-door');
+/** What a front door adds in CPU for one loaded measurement (front door and direct), or null. */
+export function loadedShare(
+  loaded: readonly LoadedCpu[] | undefined,
+  door: FrontDoor = 'front-door',
+): number | null {
+  const front = loaded?.find((l) => l.target === door);
   const direct = loaded?.find((l) => l.target === 'direct');
   return front && direct ? frontCpuShare(front.cpuMsPerRequest, direct.cpuMsPerRequest) : null;
 }
@@ -171,6 +178,7 @@ interface Bases {
 function basesOf(context: ScenarioContext, target: LatencyTarget): Bases {
   const s = context.stack;
   if (target === 'front-door') return { rest: s.url('edge'), graph: s.url('edge') };
+  if (target === 'haproxy') return { rest: s.url('haproxy'), graph: s.url('haproxy') };
   if (target === 'direct') return { rest: s.url('write-api'), graph: s.url('read-api') };
   return { rest: s.url('bare-rest'), graph: s.url('bare-graphql') };
 }
@@ -329,8 +337,14 @@ async function measureLoaded(
   only?: RequestApi,
 ): Promise<LoadedCpu[]> {
   const { plan, stack } = context;
-  const pids = stack.pids(['edge', 'write-api', 'read-api']);
-  const specs = (target: 'front-door' | 'direct'): LoadSpec[] => {
+  const withHaproxy = stack.isRunning('haproxy');
+  const pids = stack.cpuPids([
+    'edge',
+    'write-api',
+    'read-api',
+    ...(withHaproxy ? (['haproxy'] as const) : []),
+  ]);
+  const specs = (target: FrontDoor | 'direct'): LoadSpec[] => {
     const bases = basesOf(context, target);
     const farmPath = () => `/farm/api/${picker.id('farm')}`;
     const all: LoadSpec[] = [
@@ -363,12 +377,14 @@ async function measureLoaded(
     ];
     return only ? all.filter((spec) => spec.label.endsWith(` ${only}`)) : all;
   };
-  const targets = ['front-door', 'direct'] as const;
+  const targets: readonly (FrontDoor | 'direct')[] = withHaproxy
+    ? ['front-door', 'haproxy', 'direct']
+    : ['front-door', 'direct'];
   for (const t of targets) {
     if (plan.warmupSec > 0)
       for (const l of await Promise.all(specs(t).map((x) => runLoad(x, plan.warmupSec)))) assertClean(l);
   }
-  const runs = new Map<(typeof targets)[number], { rps: number; p50: number; p99: number; cpu: number }[]>(
+  const runs = new Map<FrontDoor | 'direct', { rps: number; p50: number; p99: number; cpu: number }[]>(
     targets.map((t) => [t, []]),
   );
   for (let i = 0; i < plan.runs; i++) {
@@ -394,7 +410,7 @@ async function measureLoaded(
       cpuMsPerRequest: median(r.map((x) => x.cpu)),
     };
     context.log(
-      `  latency/loaded${only ? ` ${only} only` : ''} ${t}: ${out.rps.toFixed(0)} req/s p50 ${out.p50.toFixed(2)} p99 ${out.p99.toFixed(2)} ms, ${out.cpuMsPerRequest.toFixed(3)} cpu-ms/req (edge+write+read)`,
+      `  latency/loaded${only ? ` ${only} only` : ''} ${t}: ${out.rps.toFixed(0)} req/s p50 ${out.p50.toFixed(2)} p99 ${out.p99.toFixed(2)} ms, ${out.cpuMsPerRequest.toFixed(3)} cpu-ms/req (edge+write+read${withHaproxy ? '+haproxy' : ''})`,
     );
     return out;
   });
@@ -409,13 +425,18 @@ export const latency: Scenario = {
     'baselines, interleaved (each user sends every request to the three one after the other, their order rotating), after a warm-up of the same ' +
     `requests without think time (${WARM_USERS} users). Percentiles pool every ` +
     'sample of the runs. CPU per request: the same requests without think time, front door vs direct.',
-  services: { ours: ['write-api', 'read-api', 'edge'], baseline: ['bare-rest', 'bare-graphql'] },
+  services: {
+    ours: ['write-api', 'read-api', 'edge', ...(haproxyAvailable ? (['haproxy'] as const) : [])],
+    baseline: ['bare-rest', 'bare-graphql'],
+  },
   async run(context) {
     const { plan } = context;
     const thinkMs = plan.quick ? 20 : 500;
     const secondsPerRun = plan.quick ? plan.durationSec : plan.durationSec * 3;
     const targets = latencyTargets.filter((t) =>
-      t === 'baseline' ? context.sides.includes('baseline') : context.sides.includes('ours'),
+      t === 'baseline'
+        ? context.sides.includes('baseline')
+        : context.sides.includes('ours') && (t !== 'haproxy' || context.stack.isRunning('haproxy')),
     );
     const picker = new Picker(context.dataset, context.rng);
     const turns = targets.map((target) => ({ target, bases: basesOf(context, target) }));
@@ -484,9 +505,14 @@ export const latency: Scenario = {
     const figures: Record<string, number> = {};
     for (const clients of latencyClients) {
       for (const api of ['graphql', 'rest'] as const) {
-        const f = cellOf(result, 'front-door', clients, `${api} (all)`);
         const d = cellOf(result, 'direct', clients, `${api} (all)`);
-        if (f && d && d.p95 > 0) figures[`front_over_direct_p95_${api}_c${clients}`] = f.p95 / d.p95;
+        for (const [door, prefix] of [
+          ['front-door', 'front'],
+          ['haproxy', 'haproxy'],
+        ] as const) {
+          const f = cellOf(result, door, clients, `${api} (all)`);
+          if (f && d && d.p95 > 0) figures[`${prefix}_over_direct_p95_${api}_c${clients}`] = f.p95 / d.p95;
+        }
       }
       const f = cpu.find((x) => x.target === 'front-door' && x.clients === clients);
       const d = cpu.find((x) => x.target === 'direct' && x.clients === clients);
@@ -500,6 +526,8 @@ export const latency: Scenario = {
     ] as const) {
       const share = loadedShare(measured);
       if (share !== null) figures[figure] = share;
+      const haproxyShare = loadedShare(measured, 'haproxy');
+      if (haproxyShare !== null) figures[figure.replace('front_', 'haproxy_')] = haproxyShare;
     }
     return {
       name: 'latency',

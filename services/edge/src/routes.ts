@@ -3,7 +3,8 @@ export type Upstream = 'write' | 'read';
 
 const restPath = /^\/[a-z_]+\/api(\/|$)/;
 
-const rules: readonly [RegExp, Upstream][] = [
+/** The route table: the Node edge and the HAProxy configuration (haproxy.ts) both read it. */
+export const routeRules: readonly (readonly [RegExp, Upstream])[] = [
   [restPath, 'write'],
   [/^\/[a-z_]+\/graph\/?$/, 'read'],
   [/^\/graphql\/?$/, 'read'],
@@ -13,7 +14,7 @@ const rules: readonly [RegExp, Upstream][] = [
 ];
 
 export function upstreamFor(path: string): Upstream | null {
-  for (const [pattern, upstream] of rules) if (pattern.test(path)) return upstream;
+  for (const [pattern, upstream] of routeRules) if (pattern.test(path)) return upstream;
   return null;
 }
 

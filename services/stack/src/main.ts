@@ -20,6 +20,8 @@ const flags = parseCommandLine({
     'READ_API_PORT',
     'PROJECTOR_PORT',
     'EDGE_PORT',
+    'EDGE_NODE_PORT',
+    'EGGMESH_FRONT_DOOR',
     'EGGMESH_HEALTH_PROBE_INTERVAL_MS',
     'EGGMESH_HEALTH_PROBE_TIMEOUT_MS',
     'EGGMESH_HEALTH_PROBE_FAILURES',
@@ -53,6 +55,9 @@ const url = (port: number) => `http://${config.host}:${port}`;
 // read-api runs (about 120 MiB of RSS less; see perf/README.md, round 4). The write and read sides stay
 // separate processes.
 const edgeIsReadApi = config.store === 'sqlite' && config.edgeGraphql === 'embedded';
+const haproxy = config.frontDoor === 'haproxy';
+/** The Node edge's port: behind HAProxy it has its own. */
+const edgePort = haproxy ? config.ports.edgeNode : config.ports.edge;
 
 // The write-api creates the data files; the others wait for them.
 const services: ServiceSpec[] = [
@@ -78,9 +83,23 @@ const services: ServiceSpec[] = [
   {
     name: 'edge',
     script: script('edge/dist/server.js'),
-    healthUrl: `${url(config.ports.edge)}/health`,
-    ...(edgeIsReadApi ? { env: { EGGMESH_EDGE_GRAPHQL: 'read-api' } } : {}),
+    healthUrl: `${url(edgePort)}/health`,
+    env: {
+      ...(edgeIsReadApi ? { EGGMESH_EDGE_GRAPHQL: 'read-api' } : {}),
+      ...(haproxy ? { EDGE_PORT: String(edgePort) } : {}),
+    },
   },
+  // EGGMESH_FRONT_DOOR=haproxy: HAProxy takes EDGE_PORT, routing by the edge's route table; its
+  // /health is the Node edge's, reached through it.
+  ...(haproxy
+    ? [
+        {
+          name: 'front-door',
+          script: script('edge/dist/haproxy-main.js'),
+          healthUrl: `${url(config.ports.edge)}/health`,
+        },
+      ]
+    : []),
   // EGGMESH_LOG=kafka: the relay publishes the primary's log to the topic the projector consumes.
   ...(config.log === 'kafka'
     ? [
@@ -178,7 +197,10 @@ function tier(): string {
 
 const deadline = Date.now() + 60_000;
 const probed = services.filter((s): s is ServiceSpec & { healthUrl: string } => s.healthUrl !== undefined);
-const health = await Promise.all(probed.map((s) => waitHealthy(s.name, s.healthUrl, deadline)));
+// Through HAProxy, /health is answered by the Node edge: that it is ours proves the route.
+const health = await Promise.all(
+  probed.map((s) => waitHealthy(s.name === 'front-door' ? 'edge' : s.name, s.healthUrl, deadline)),
+);
 if (!stopping) {
   const edge = url(config.ports.edge);
   const down = probed.filter((_, i) => !health[i]).map((s) => s.name);
@@ -190,6 +212,11 @@ if (!stopping) {
       ...infra.map((server) => `  ${server.describe}`),
       `  REST        ${edge}/farm/api          (write-api ${url(config.ports.write)})`,
       `  GraphQL     ${edge}/graphql           (read-api ${url(config.ports.read)}${edgeIsReadApi ? ', served by the edge' : ''})`,
+      ...(haproxy
+        ? [
+            `  front door  HAProxy on ${edge} (EGGMESH_FRONT_DOOR=haproxy), the Node edge behind it on ${url(edgePort)}`,
+          ]
+        : []),
       `  GraphiQL    ${edge}/graphiql`,
       `  API docs    ${edge}/docs`,
       `  projector   ${url(config.ports.projector)}/metrics`,
