@@ -2,8 +2,9 @@
 # Installs the system tools the tests need when they are missing and this machine can install them
 # (root with apt-get: Debian/Ubuntu, as on CI): Java 17+ and Maven for the MongoDB-wire test server,
 # python3 with venv for schemathesis, Chromium for the GraphiQL browser test, jq and curl for the
-# README examples. Elsewhere it installs nothing; the callers then say what is missing.
-#   usage: infra/ensure-tools.sh java|python|chromium|jq|curl [...]
+# README examples, HAProxy for the optional HAProxy front door's tests. Elsewhere it installs nothing;
+# the callers then say what is missing.
+#   usage: infra/ensure-tools.sh java|python|chromium|jq|curl|haproxy [...]
 set -uo pipefail
 
 missing=()
@@ -20,7 +21,7 @@ for tool in "$@"; do
     chromium)
       command -v chromium >/dev/null 2>&1 || missing+=(chromium)
       ;;
-    jq | curl)
+    jq | curl | haproxy)
       command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
       ;;
   esac

@@ -31,7 +31,14 @@ describe('configuration', () => {
 
   it('gives the documented ports and a frozen object', () => {
     const config = loadConfig({});
-    expect(config.ports).toEqual({ write: 3034, read: 3035, projector: 3036, edge: 5088, relay: 3037 });
+    expect(config.ports).toEqual({
+      write: 3034,
+      read: 3035,
+      projector: 3036,
+      edge: 5088,
+      edgeNode: 5089,
+      relay: 3037,
+    });
     expect(config.host).toBe('127.0.0.1');
     expect(Object.isFrozen(config)).toBe(true);
     expect(config.upstreams.write).toBe('http://127.0.0.1:3034');
