@@ -1,10 +1,10 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../infra/test/process.js';
 import { upstreamFor } from '../src/routes.js';
 
 // HAProxy as the front door (EGGMESH_FRONT_DOOR=haproxy): the real HAProxy, started by the wrapper
@@ -29,17 +29,6 @@ async function upstream(name: string): Promise<{ app: FastifyInstance; port: num
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   return { app, port: typeof address === 'object' && address ? address.port : 0 };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 interface Answer {

@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../../infra/test/process.js';
 
 /** The supervisor `pnpm start` runs; the e2e specs drive it as a real process tree. */
 export const stackMain = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -21,16 +21,7 @@ const startFlags = (): string[] => {
 /** `node` arguments that run the supervisor as `pnpm start` does. */
 export const stackArgs: readonly string[] = [...startFlags(), stackMain];
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+export { freePort };
 
 export async function until<T>(
   probe: () => Promise<T | undefined>,
