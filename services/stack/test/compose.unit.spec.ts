@@ -59,6 +59,9 @@ const addedByRelayWork = ['relay'];
 const notForCompose = {
   EGGMESH_DEV_MONGODB_PORT: 'the local MongoDB-wire dev server; compose runs real MongoDB',
   EGGMESH_DEV_KAFKA_PORT: 'the local dev broker; compose runs its own Kafka',
+  EGGMESH_FRONT_DOOR:
+    "pnpm start's choice of front door; compose runs the Node edge (its image has no HAProxy)",
+  EDGE_NODE_PORT: 'the Node edge behind HAProxy (EGGMESH_FRONT_DOOR=haproxy), which compose does not run',
   EGGMESH_HEALTH_PROBE_INTERVAL_MS: "pnpm start's supervisor; compose has its own healthchecks",
   EGGMESH_HEALTH_PROBE_TIMEOUT_MS: "pnpm start's supervisor; compose has its own healthchecks",
   EGGMESH_HEALTH_PROBE_FAILURES: "pnpm start's supervisor; compose has its own healthchecks",
