@@ -80,14 +80,19 @@ class Pool {
         socket.off('close', watch.onClose);
       }
       if (socket.destroyed || socket.readableEnded) continue;
-      socket.setTimeout(0);
       return socket;
     }
     const target = this.targets[upstream];
     const socket = connect({ host: target.hostname, port: target.port, noDelay: true });
     // Errors are handled per request (see Connection); one between requests only closes it.
     socket.on('error', () => undefined);
-    socket.on('timeout', () => socket.destroy());
+    // The idle timer runs always (it restarts with every byte either way) and closes the connection
+    // only while it waits in the pool: a request in flight has its own deadline. Setting and clearing
+    // it per request cost more than the request's own work at a low rate (perf/README.md, round 21).
+    socket.setTimeout(this.idleMs);
+    socket.on('timeout', () => {
+      if (this.#watches.has(socket)) socket.destroy();
+    });
     return socket;
   }
 
@@ -108,7 +113,6 @@ class Pool {
     socket.on('data', watch.onData);
     socket.once('close', watch.onClose);
     this.#watches.set(socket, watch);
-    socket.setTimeout(this.idleMs);
     idle.push(socket);
   }
 
@@ -241,7 +245,6 @@ interface Forward {
   readonly upstream: Upstream;
   readonly socket: Socket;
   readonly reader: ResponseReader;
-  readonly timer: NodeJS.Timeout;
   readonly started: number;
   readonly head: RequestHead;
   /** The service answered (a first byte came back). */
@@ -257,7 +260,6 @@ interface Forward {
 
 /** Ends a forward's hold on its connection to the service. */
 function detach(forward: Forward): void {
-  clearTimeout(forward.timer);
   const { data, error, end, close } = forward.listeners;
   if (data) forward.socket.off('data', data);
   if (error) forward.socket.off('error', error);
@@ -285,6 +287,13 @@ class Connection {
   /** node:http has the connection from here on. */
   #handed = false;
   #closeAfter = false;
+  /**
+   * The forwards' deadline: one timer per connection, restarted (`refresh()`) for each forward and
+   * left to run out after it; it acts only on the forward in flight when it fires.
+   */
+  #forwardTimer: NodeJS.Timeout | undefined;
+  /** The client socket's timer when it is not the keep-alive timeout (a body drained after its answer). */
+  #socketTimerMs: number;
   /** The `Keep-Alive` value the edge's answers carry (node:http's form). */
   readonly #keepAlive: string;
 
@@ -297,12 +306,17 @@ class Connection {
     socket.on('end', () => this.#onEnd());
     socket.on('error', () => undefined);
     socket.on('close', () => this.#onClose());
-    socket.on('timeout', () => socket.destroy());
+    // The keep-alive timer runs always (every byte restarts it); it closes a connection that is idle,
+    // not one whose request is being answered (that request has its own deadline).
+    socket.on('timeout', () => {
+      if (this.#handed || !this.#busy) socket.destroy();
+    });
     // What node:http's server does for the answer on its socket: one that waits to write more resumes.
     socket.on('drain', () => {
       if (this.#response?.writableNeedDrain) this.#response.emit('drain');
     });
     socket.setTimeout(this.#o.keepAliveTimeoutMs);
+    this.#socketTimerMs = this.#o.keepAliveTimeoutMs;
   }
 
   drain(): void {
@@ -347,6 +361,7 @@ class Connection {
   }
 
   #onClose(): void {
+    if (this.#forwardTimer) clearTimeout(this.#forwardTimer);
     const forward = this.#forward;
     if (forward) {
       this.#release(forward);
@@ -386,9 +401,9 @@ class Connection {
       head.plain && head.length <= this.#o.bodyLimitBytes && !badPath(path) && !this.#splicer.draining
         ? this.#o.route(head.method, path)
         : undefined;
+    // While a request is answered its own timers run: the forward's deadline, node:http's request
+    // timeouts; the keep-alive timer ignores a busy connection.
     this.#busy = true;
-    // While a request is answered its own timers run: the forward's answer timeout, node:http's request timeouts.
-    this.#socket.setTimeout(0);
     if (head.close) this.#closeAfter = true;
     const available = Math.min(head.length, buffer.length - start);
     const body = buffer.subarray(start, start + available);
@@ -410,21 +425,6 @@ class Connection {
         : client
           ? `${head.forwardedFor}, ${client}`
           : head.forwardedFor;
-    let sent: Buffer;
-    if (head.asSent && target.prefix === '') {
-      // The common case: the head as the client sent it, one line added.
-      sent = Buffer.concat([
-        headBytes.subarray(0, headBytes.length - 2),
-        Buffer.from(chain === undefined ? '\r\n' : `x-forwarded-for: ${chain}\r\n\r\n`, 'latin1'),
-        body,
-      ]);
-    } else {
-      let text = `${head.method} ${target.prefix}${head.target} HTTP/1.1\r\n`;
-      for (const line of head.lines) text += `${line}\r\n`;
-      if (chain !== undefined) text += `x-forwarded-for: ${chain}\r\n`;
-      text += '\r\n';
-      sent = Buffer.concat([Buffer.from(text, 'latin1'), body]);
-    }
     const socket = this.#splicer.pool.take(upstream);
     const reader = new ResponseReader(head.method === 'HEAD', (bytes, responseHead) => {
       const out = responseHead ? this.#rewrite(responseHead, reader, bytes) : bytes;
@@ -441,8 +441,9 @@ class Connection {
       head,
       answered: false,
       listeners: {},
-      timer: setTimeout(() => this.#timedOut(forward), o.timeoutMs),
     };
+    if (this.#forwardTimer) this.#forwardTimer.refresh();
+    else this.#forwardTimer = setTimeout(() => this.#deadline(), o.timeoutMs).unref();
     this.#forward = forward;
     forward.listeners.data = (chunk: Buffer) => {
       if (this.#forward !== forward) return;
@@ -471,7 +472,29 @@ class Connection {
     socket.on('data', forward.listeners.data).on('error', forward.listeners.error);
     socket.on('end', forward.listeners.end).on('close', forward.listeners.close);
     this.#sink = (bytes) => socket.write(bytes);
-    socket.write(sent);
+    // One write (writev) of the pieces, without copying them into one buffer first.
+    socket.cork();
+    if (head.asSent && target.prefix === '') {
+      // The common case: the head as the client sent it, one line added.
+      socket.write(headBytes.subarray(0, headBytes.length - 2));
+      socket.write(chain === undefined ? '\r\n' : `x-forwarded-for: ${chain}\r\n\r\n`, 'latin1');
+    } else {
+      let text = `${head.method} ${target.prefix}${head.target} HTTP/1.1\r\n`;
+      for (const line of head.lines) text += `${line}\r\n`;
+      if (chain !== undefined) text += `x-forwarded-for: ${chain}\r\n`;
+      socket.write(`${text}\r\n`, 'latin1');
+    }
+    if (body.length > 0) socket.write(body);
+    socket.uncork();
+  }
+
+  /** The forward deadline's timer ran out: the forward in flight (if any) has had its time. */
+  #deadline(): void {
+    const forward = this.#forward;
+    if (!forward) return;
+    const left = this.#o.timeoutMs - (performance.now() - forward.started);
+    if (left > 1) this.#forwardTimer = setTimeout(() => this.#deadline(), left).unref();
+    else this.#timedOut(forward);
   }
 
   /** The answer's head for the client: its own `Connection` (and `Keep-Alive`), the rest as the service sent it. */
@@ -532,7 +555,7 @@ class Connection {
     this.#record(forward, reader.head?.status ?? 0);
     // A body the service answered before reading it all is read and dropped.
     this.#sink = undefined;
-    if (this.#bodyLeft > 0) this.#socket.setTimeout(this.#o.timeoutMs);
+    if (this.#bodyLeft > 0) this.#setSocketTimer(this.#o.timeoutMs);
     this.#done();
   }
 
@@ -663,7 +686,7 @@ class Connection {
   #hand(): void {
     const standin = this.#standinFor();
     this.#handed = true;
-    this.#socket.setTimeout(0);
+    this.#setSocketTimer(0);
     const buffer = this.#buffer;
     this.#buffer = undefined;
     if (buffer) standin.push(buffer);
@@ -685,8 +708,15 @@ class Connection {
       this.#socket.end();
       return;
     }
-    this.#socket.setTimeout(this.#o.keepAliveTimeoutMs);
+    this.#setSocketTimer(this.#o.keepAliveTimeoutMs);
     if (this.#socket.isPaused()) this.#socket.resume();
     this.#next();
+  }
+
+  /** The client socket's timer, changed only when it differs (a change costs more than it looks). */
+  #setSocketTimer(ms: number): void {
+    if (this.#socketTimerMs === ms) return;
+    this.#socketTimerMs = ms;
+    this.#socket.setTimeout(ms);
   }
 }

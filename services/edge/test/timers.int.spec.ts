@@ -1,0 +1,130 @@
+import { connect, type Socket } from 'node:net';
+import { buildApp } from '@eggmesh/edge';
+import { loadConfig } from '@eggmesh/service-kit';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// The edge's timers on the byte path: the client connection's keep-alive timer and the pooled
+// connections' idle timer run all the time and act only on an idle connection; each forward has a
+// deadline counted from its own start. A slow answer (longer than the keep-alive and pool idle times,
+// shorter than the request timeout) must come through, and idle connections must still close.
+const KEEP_ALIVE_MS = 700;
+const REQUEST_TIMEOUT_MS = 1000;
+
+/** One keep-alive client connection: sends a request, reads one answer (framed by Content-Length). */
+class Client {
+  readonly socket: Socket;
+  readonly closed: Promise<void>;
+  #buffer = '';
+  #waiting: ((answer: { status: number; body: string }) => void) | undefined;
+
+  constructor(port: number) {
+    this.socket = connect({ port, host: '127.0.0.1' });
+    this.socket.setEncoding('latin1');
+    this.closed = new Promise((resolve) => this.socket.once('close', () => resolve()));
+    this.socket.on('data', (chunk: string) => {
+      this.#buffer += chunk;
+      const end = this.#buffer.indexOf('\r\n\r\n');
+      if (end === -1 || !this.#waiting) return;
+      const length = Number(/content-length: (\d+)/i.exec(this.#buffer.slice(0, end))?.[1] ?? 0);
+      if (this.#buffer.length < end + 4 + length) return;
+      const answer = {
+        status: Number(this.#buffer.slice(9, 12)),
+        body: this.#buffer.slice(end + 4, end + 4 + length),
+      };
+      this.#buffer = this.#buffer.slice(end + 4 + length);
+      const waiting = this.#waiting;
+      this.#waiting = undefined;
+      waiting(answer);
+    });
+  }
+
+  /** The answer, or a rejection if the edge closes the connection first. */
+  get(path: string): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      this.#waiting = resolve;
+      void this.closed.then(() =>
+        reject(new Error(`the edge closed the connection before answering ${path}`)),
+      );
+      this.socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    });
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves true if `done` settles within `ms`, false otherwise. */
+const within = (done: Promise<unknown>, ms: number) =>
+  Promise.race([done.then(() => true), sleep(ms).then(() => false)]);
+
+describe('edge: keep-alive, pool and forward timers', () => {
+  let upstream: FastifyInstance;
+  let edge: FastifyInstance;
+  let port = 0;
+  /** The service's side of each connection the edge opened to it, and whether it has closed. */
+  const serviceSockets: { closed: boolean }[] = [];
+
+  beforeAll(async () => {
+    upstream = Fastify({ forceCloseConnections: true });
+    upstream.get('/slow/api', async (request) => {
+      await sleep(Number((request.query as { ms?: string }).ms ?? 0));
+      return { ok: true };
+    });
+    upstream.server.on('connection', (socket: Socket) => {
+      const entry = { closed: false };
+      serviceSockets.push(entry);
+      socket.once('close', () => {
+        entry.closed = true;
+      });
+    });
+    const upstreamUrl = await upstream.listen({ port: 0, host: '127.0.0.1' });
+    edge = await buildApp({
+      config: loadConfig({
+        EGGMESH_WRITE_API_URL: upstreamUrl,
+        EGGMESH_READ_API_URL: 'http://127.0.0.1:9',
+        EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_MS),
+        EGGMESH_HTTP_HEADERS_TIMEOUT_MS: '500',
+        EGGMESH_HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+      }),
+    });
+    await edge.listen({ port: 0, host: '127.0.0.1' });
+    const address = edge.server.address();
+    port = typeof address === 'object' && address ? address.port : 0;
+  });
+  afterAll(async () => {
+    await edge.close();
+    await upstream.close();
+  });
+
+  it('answers a forward slower than the keep-alive and pool idle times, then closes the idle connections', async () => {
+    const client = new Client(port);
+    // 800 ms: past the keep-alive timeout (700) and the pool's idle time (350), within the request timeout.
+    expect(await client.get('/slow/api?ms=800')).toEqual({ status: 200, body: '{"ok":true}' });
+    // Still open: a second request on it is answered.
+    expect((await client.get('/slow/api?ms=0')).status).toBe(200);
+    // Idle: the edge closes the client connection after the keep-alive timeout…
+    expect(await within(client.closed, KEEP_ALIVE_MS * 3)).toBe(true);
+    // …and its pooled connection to the service after the pool's idle time.
+    expect(serviceSockets.length).toBeGreaterThan(0);
+    expect(serviceSockets.every((s) => s.closed)).toBe(true);
+  });
+
+  it("counts a forward's deadline from its own start, not from an earlier forward's on the connection", async () => {
+    const client = new Client(port);
+    expect((await client.get('/slow/api?ms=0')).status).toBe(200);
+    await sleep(500);
+    // Ends 1,300 ms after the first forward began: within its own 1,000 ms, past the first one's.
+    expect(await client.get('/slow/api?ms=800')).toEqual({ status: 200, body: '{"ok":true}' });
+    client.socket.destroy();
+  });
+
+  it('still answers 504 when a forward outlasts the request timeout', async () => {
+    const client = new Client(port);
+    const answer = await client.get('/slow/api?ms=1500');
+    expect(answer.status).toBe(504);
+    expect(JSON.parse(answer.body)).toEqual({
+      error: 'the write-api did not answer in time',
+      code: 'EGGMESH_UPSTREAM_TIMEOUT',
+    });
+  });
+});
