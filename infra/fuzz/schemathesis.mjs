@@ -9,10 +9,10 @@
 // EGGMESH_FUZZ_GRAPHQL (default 1; 0 skips /graphql), EGGMESH_FUZZ_REST (default 1; 0 skips /openapi.json).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../ports.mjs';
 
 const SCHEMATHESIS_VERSION = '4.32.5';
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -78,17 +78,6 @@ function venv() {
     ]);
   }
   return bin;
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 async function waitFor(url, child, name) {

@@ -5,10 +5,10 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../ports.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const STARTED = /Kafka Server started/;
@@ -25,18 +25,6 @@ export function ensureJars() {
         return;
       }
       resolve(stdout.trim().split('\n').pop());
-    });
-  });
-}
-
-/** A port no one listens on right now (the kernel's pick). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
   });
 }

@@ -1,5 +1,3 @@
-import { createServer } from 'node:net';
-
 /** Whether a process with this pid is still running (signal 0 checks without sending anything). */
 export function isAlive(pid: number): boolean {
   try {
@@ -10,14 +8,4 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** A TCP port free on 127.0.0.1 right now (the OS picks it). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+export { freePort } from '../ports.mjs';

@@ -3,7 +3,7 @@ import { buildApp } from '@eggmesh/edge';
 import { loadConfig } from '@eggmesh/service-kit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { raw } from './raw-client.js';
+import { listenOnFreePort, raw } from './raw-client.js';
 
 // A listening edge in front of real upstream servers, driven by raw HTTP clients: what curl and
 // browsers send, including what the edge must not turn into a 5xx.
@@ -79,9 +79,7 @@ describe('edge: client-side problems', () => {
         stream: { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) },
       },
     });
-    await edge.listen({ port: 0, host: '127.0.0.1' });
-    const address = edge.server.address();
-    port = typeof address === 'object' && address ? address.port : 0;
+    port = await listenOnFreePort(edge);
   });
   afterAll(async () => {
     await edge.close();

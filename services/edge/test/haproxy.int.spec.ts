@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../infra/test/process.js';
 import { upstreamFor } from '../src/routes.js';
+import { listenOnFreePort } from './raw-client.js';
 
 // HAProxy as the front door (EGGMESH_FRONT_DOOR=haproxy): the real HAProxy, started by the wrapper
 // `pnpm start` runs, in front of three small real HTTP servers standing in for the write-api, the
@@ -26,9 +27,7 @@ async function upstream(name: string): Promise<{ app: FastifyInstance; port: num
     await new Promise((r) => setTimeout(r, 3000));
     return { late: true };
   });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  return { app, port: typeof address === 'object' && address ? address.port : 0 };
+  return { app, port: await listenOnFreePort(app) };
 }
 
 interface Answer {

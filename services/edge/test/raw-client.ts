@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 
 // A raw HTTP client for the edge's tests: what curl and browsers send, byte for byte, including what
 // fetch will not (pipelined requests, heads and bodies in pieces, malformed requests).
@@ -29,3 +30,10 @@ export function exchange(port: number, parts: readonly string[], ms = 3000, gapM
 
 /** Writes `text` in one write, returns what came back before the server closed (or `ms` passed). */
 export const raw = (port: number, text: string, ms = 5000): Promise<string> => exchange(port, [text], ms);
+
+/** Starts `app` on a free loopback port and gives the port. */
+export async function listenOnFreePort(app: FastifyInstance): Promise<number> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  return typeof address === 'object' && address ? address.port : 0;
+}

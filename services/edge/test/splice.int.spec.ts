@@ -3,7 +3,7 @@ import { buildApp } from '@eggmesh/edge';
 import { loadConfig } from '@eggmesh/service-kit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exchange } from './raw-client.js';
+import { exchange, listenOnFreePort } from './raw-client.js';
 
 // The edge's byte path (splice.ts) against real upstream servers, driven by raw sockets: pipelined
 // requests that alternate between the byte path and node:http, heads and bodies in pieces, the answers'
@@ -135,9 +135,7 @@ describe('edge: the byte path', () => {
         });
       },
     });
-    await edge.listen({ port: 0, host: '127.0.0.1' });
-    const edgeAddress = edge.server.address();
-    port = typeof edgeAddress === 'object' && edgeAddress ? edgeAddress.port : 0;
+    port = await listenOnFreePort(edge);
   });
   afterAll(async () => {
     await edge.close();

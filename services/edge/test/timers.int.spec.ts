@@ -3,6 +3,7 @@ import { buildApp } from '@eggmesh/edge';
 import { loadConfig } from '@eggmesh/service-kit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenOnFreePort } from './raw-client.js';
 
 // The edge's timers on the byte path: the client connection's keep-alive timer and the pooled
 // connections' idle timer run all the time and act only on an idle connection; each forward has a
@@ -87,9 +88,7 @@ describe('edge: keep-alive, pool and forward timers', () => {
         EGGMESH_HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
       }),
     });
-    await edge.listen({ port: 0, host: '127.0.0.1' });
-    const address = edge.server.address();
-    port = typeof address === 'object' && address ? address.port : 0;
+    port = await listenOnFreePort(edge);
   });
   afterAll(async () => {
     await edge.close();

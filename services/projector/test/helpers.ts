@@ -1,6 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,6 +8,9 @@ import { materialize } from '@eggmesh/projections';
 import type { EntityName } from '@eggmesh/schema';
 import type { LogEntry, WriteOperation } from '@eggmesh/store';
 import { type ProjectionReader, projectionEntities, type SqliteDatabase } from '@eggmesh/store-sqlite';
+import { freePort } from '../../../infra/test/process.js';
+
+export { freePort };
 
 export type Payload = Record<string, unknown>;
 
@@ -339,20 +341,6 @@ export function dumpGeneration(db: SqliteDatabase) {
 // ---------------------------------------------------------------------------------------------
 // Processes
 // ---------------------------------------------------------------------------------------------
-
-/** A TCP port nobody listens on right now. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const newestMtime = (dir: string): number => {
   let newest = 0;

@@ -1,30 +1,19 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
+import { freePort } from '../../../infra/test/process.js';
+
+export { freePort };
 
 export const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 export const kafkaBrokers = (): string => inject('kafkaBrokers');
 export const freshTopic = (): string => `t.${randomUUID().replace(/-/g, '').slice(0, 20)}`;
 export const tempDir = (prefix = 'eggmesh-relay-'): string => mkdtempSync(join(tmpdir(), prefix));
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 const newestMtime = (dir: string): number => {
   let newest = 0;

@@ -3,12 +3,12 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EntityName } from '@eggmesh/schema';
 import { dataFiles, openPrimaryStore } from '@eggmesh/store-sqlite';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../infra/test/process.js';
 import { type Payload, tempDir } from './helpers.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -31,19 +31,6 @@ beforeAll(() => {
   if (!existsSync(serverJs)) build('--force');
   expect(existsSync(serverJs), 'services/write-api/dist/server.js after the build').toBe(true);
 }, 180_000);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 interface Server {
   readonly child: ChildProcess;

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { loadConfig } from '@eggmesh/service-kit';
 import {
   Connecting,
@@ -12,16 +11,8 @@ import { buildApp } from '@eggmesh/write-api';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type RunningServer, serverName, start } from '../../../infra/mongodb/server.mjs';
+import { freePort } from '../../../infra/test/process.js';
 import { tempDir } from './helpers.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 /** The response, or a failure naming the request that never answered (the bug this file guards against). */
 async function answered<T>(request: Promise<T>, ms = 60_000): Promise<T> {
