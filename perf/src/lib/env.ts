@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,19 +16,7 @@ export function perfScript(relative: string): string {
   return join(perfDir, 'dist', relative);
 }
 
-/** A free TCP port on 127.0.0.1 (closed again before returning; fine for child servers started next). */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
+export { freePort } from '../../../infra/ports.mjs';
 
 export interface MachineFacts {
   readonly cores: number;

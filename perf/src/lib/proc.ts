@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -148,25 +148,6 @@ export function cpuTicks(pid: number): number {
   } catch {
     return Number.NaN;
   }
-}
-
-/** A process and every process under it (`/proc/<pid>/task/<tid>/children`), e.g. HAProxy under its wrapper. */
-export function withDescendants(pid: number): number[] {
-  const out = [pid];
-  for (let i = 0; i < out.length; i++) {
-    let tasks: string[] = [];
-    try {
-      tasks = readdirSync(`/proc/${out[i]}/task`);
-    } catch {}
-    for (const task of tasks) {
-      let children = '';
-      try {
-        children = readFileSync(`/proc/${out[i]}/task/${task}/children`, 'utf8');
-      } catch {}
-      for (const child of children.split(' ')) if (child.trim() !== '') out.push(Number(child));
-    }
-  }
-  return out;
 }
 
 /** Fields 14 (utime) and 15 (stime) of a /proc/<pid>/stat line; the command name may contain spaces. */

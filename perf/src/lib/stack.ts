@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { primaryEntities } from '@eggmesh/store-sqlite';
+import { withDescendants } from '../../../infra/processes.mjs';
 import { exists, freePort, perfScript, repoRoot } from './env.js';
-import { ChildService, withDescendants } from './proc.js';
+import { ChildService } from './proc.js';
 
 export type OurService = 'write-api' | 'read-api' | 'projector' | 'edge' | 'relay' | 'haproxy';
 export type BaselineService = 'bare-rest' | 'bare-graphql';

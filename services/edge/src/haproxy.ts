@@ -62,13 +62,10 @@ export function haproxyErrorFiles(bodyLimitBytes: number): Record<string, string
   };
   for (const upstream of [...Object.keys(SERVICE), 'edge'] as (Upstream | 'edge')[]) {
     const service = upstream === 'edge' ? 'edge' : SERVICE[upstream];
-    const down = answer(502, new EdgeError('EGGMESH_UPSTREAM_UNAVAILABLE', `the ${service} did not answer`));
-    files[`502-${upstream}.http`] = down;
-    // 503: HAProxy has no server to send to (it is down): the same answer, as the Node edge gives.
-    files[`503-${upstream}.http`] = down.replace(
-      /^HTTP\/1\.1 502 [^\r]*/,
-      'HTTP/1.1 503 Service Unavailable',
-    );
+    const down = new EdgeError('EGGMESH_UPSTREAM_UNAVAILABLE', `the ${service} did not answer`);
+    files[`502-${upstream}.http`] = answer(502, down);
+    // 503: HAProxy has no server to send to (it is down): the same body, as the Node edge gives it.
+    files[`503-${upstream}.http`] = answer(503, down);
     files[`504-${upstream}.http`] = answer(
       504,
       new EdgeError('EGGMESH_UPSTREAM_TIMEOUT', `the ${service} did not answer in time`),

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withDescendants } from '../../../infra/processes.mjs';
 import { freePort, type RunningStack, startStack, until } from './helpers.js';
 
 // `EGGMESH_FRONT_DOOR=haproxy pnpm start`: HAProxy on EDGE_PORT, the Node edge behind it. A client of
@@ -9,29 +10,7 @@ import { freePort, type RunningStack, startStack, until } from './helpers.js';
 
 const ensureTools = fileURLToPath(new URL('../../../infra/ensure-tools.sh', import.meta.url));
 
-/** Every process under `pid` (its children, theirs, …). */
-function descendants(pid: number): number[] {
-  const out: number[] = [];
-  const walk = (p: number) => {
-    let tasks: string[] = [];
-    try {
-      tasks = readdirSync(`/proc/${p}/task`);
-    } catch {}
-    for (const task of tasks) {
-      let children = '';
-      try {
-        children = readFileSync(`/proc/${p}/task/${task}/children`, 'utf8');
-      } catch {}
-      for (const c of children.split(' ').filter((x) => x.trim() !== '')) {
-        out.push(Number(c));
-        walk(Number(c));
-      }
-    }
-  };
-  walk(pid);
-  return out;
-}
-
+/** A process's command line, or '' once it is gone. */
 const command = (pid: number): string => {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
@@ -94,7 +73,7 @@ describe('the stack with HAProxy as the front door', () => {
   });
 
   it('stops HAProxy with the rest on SIGINT', async () => {
-    const haproxy = descendants(stack.process.pid!).filter((pid) => command(pid).startsWith('haproxy '));
+    const haproxy = withDescendants(stack.process.pid!).filter((pid) => command(pid).startsWith('haproxy '));
     expect(haproxy.length).toBe(1);
     await stack.stop();
     expect(stack.process.exitCode).toBe(0);
