@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseCommandLine } from '@eggmesh/service-kit';
+import { withDescendants } from '../../infra/processes.mjs';
 import { freePort, repoRoot } from './lib/env.js';
 import { clockTicksPerSecond, cpuTicks } from './lib/proc.js';
 import { rssMiB } from './scenarios/soak.js';
@@ -37,25 +38,6 @@ const flags = parseCommandLine({
   },
   env: [],
 });
-
-/** The pids below `pid` (children, grandchildren, …), from /proc/<pid>/task/<tid>/children. */
-function descendants(pid: number): number[] {
-  const found: number[] = [];
-  const visit = (p: number) => {
-    let tasks: string[] = [];
-    try {
-      tasks = readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-    } catch {
-      return;
-    }
-    for (const child of tasks.map(Number)) {
-      found.push(child);
-      visit(child);
-    }
-  };
-  visit(pid);
-  return found;
-}
 
 /** A short name for a process: the script it runs (node) or its program. */
 function label(pid: number): string {
@@ -163,7 +145,7 @@ try {
     `stack up (${flags.scaled ? 'scaled' : 'embedded'} tier${flags.seed ? ', seeded' : ''}); settling ${settle} s, then measuring ${seconds} s`,
   );
   await sleep(settle * 1000);
-  const pids = [stack.pid as number, ...descendants(stack.pid as number)];
+  const pids = withDescendants(stack.pid as number);
   const before = pids.map(cpuTicks);
   await sleep(seconds * 1000);
   const after = pids.map(cpuTicks);

@@ -43,6 +43,15 @@ describe('selfTimes', () => {
     expect(self.get(6)).toBe(2_000);
   });
 
+  it('counts only the samples taken from `fromUs` after the start', () => {
+    const self = selfTimes(profile, 2_000);
+    expect(self.get(2)).toBeUndefined();
+    expect(self.get(3)).toBe(1_000);
+    expect(self.get(4)).toBe(4_000);
+    expect(self.get(6)).toBe(2_000);
+    expect(summarizeProfile(profile, { fromMs: 2 }).totalMs).toBe(8);
+  });
+
   it('falls back to hit counts without a sample list', () => {
     const self = selfTimes({
       startTime: 0,

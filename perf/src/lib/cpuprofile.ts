@@ -79,8 +79,12 @@ export function moduleOf(url: string, functionName: string, root = ''): string {
   return path;
 }
 
-/** Self time per profile node, in µs (each sample lasts until the next one; the last until endTime). */
-export function selfTimes(profile: CpuProfile): Map<number, number> {
+/**
+ * Self time per profile node, in µs (each sample lasts until the next one; the last until endTime).
+ * `fromUs`: only the samples taken that long after the profile started (start-up and warm-up left out);
+ * a profile without a sample list has no times and is counted whole.
+ */
+export function selfTimes(profile: CpuProfile, fromUs = 0): Map<number, number> {
   const self = new Map<number, number>();
   const samples = profile.samples ?? [];
   const deltas = profile.timeDeltas ?? [];
@@ -96,7 +100,9 @@ export function selfTimes(profile: CpuProfile): Map<number, number> {
     t += deltas[i] ?? 0;
     return t;
   });
+  const from = profile.startTime + fromUs;
   for (let i = 0; i < samples.length; i++) {
+    if (times[i]! < from) continue;
     const next = i + 1 < samples.length ? times[i + 1]! : Math.max(profile.endTime, times[i]!);
     const duration = Math.max(0, next - times[i]!);
     self.set(samples[i]!, (self.get(samples[i]!) ?? 0) + duration);
@@ -106,11 +112,11 @@ export function selfTimes(profile: CpuProfile): Map<number, number> {
 
 export function summarizeProfile(
   profile: CpuProfile,
-  options: { process?: string; file?: string; top?: number; root?: string } = {},
+  options: { process?: string; file?: string; top?: number; root?: string; fromMs?: number } = {},
 ): ProfileSummary {
   const top = options.top ?? 20;
   const root = options.root ?? '';
-  const self = selfTimes(profile);
+  const self = selfTimes(profile, (options.fromMs ?? 0) * 1000);
   const byFunction = new Map<string, number>();
   const byModule = new Map<string, number>();
   let total = 0;
@@ -177,7 +183,7 @@ export function findProfiles(dir: string): string[] {
 /** Summaries of every profile under `dir`; `process` is the profile's folder relative to `dir`. */
 export function summarizeProfilesIn(
   dir: string,
-  options: { top?: number; root?: string } = {},
+  options: { top?: number; root?: string; fromMs?: number } = {},
 ): ProfileSummary[] {
   return findProfiles(dir).map((file) => {
     const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;

@@ -1,0 +1,146 @@
+// `node perf/dist/hop.js`: what one process in front of the write-api costs a client at a low rate, the
+// ruler for the front door's REST writes (issue 10). On a fresh data dir it starts the write-api, the
+// edge in front of it, HAProxy (EGGMESH_FRONT_DOOR=haproxy) where installed, and a relay that passes bytes
+// without reading them (hop-relay.js: the floor of a Node hop). Then one client sends farm creates, and
+// a REST get of each created farm, to every target in turn, `--gap-ms` apart (each request finds the
+// processes idle, as a k6 user with think time does), the order of the targets rotating each round.
+// Prints p50/p90/p95/mean per target and kind, and each p50 over the write-api's own.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseCommandLine } from '@eggmesh/service-kit';
+import { freePort, perfScript, repoRoot, shortCommit } from './lib/env.js';
+import { check } from './lib/gate.js';
+import { Client } from './lib/http-client.js';
+import { ChildService } from './lib/proc.js';
+import { haproxyAvailable, Stack } from './lib/stack.js';
+import { percentileOfSorted } from './lib/stats.js';
+
+const flags = parseCommandLine({
+  command: 'node perf/dist/hop.js',
+  summary:
+    'What one hop in front of the write-api costs at a low rate: farm creates and gets through the edge,\nHAProxy (where installed), a relay that only passes bytes (the floor of a Node hop) and the write-api\nitself, one client, --gap-ms apart, the targets in rotating order. Build first (pnpm build).',
+  options: {
+    requests: { type: 'string', value: 'N', description: 'timed rounds (default 300)' },
+    'gap-ms': {
+      type: 'string',
+      value: 'MS',
+      description: 'pause before each request (default 100: the processes are idle when it comes)',
+    },
+    keep: { type: 'boolean', description: 'keep the data dir and the service logs' },
+  },
+  env: [],
+  otherEnv: [
+    { name: 'BENCH_EDGE_ENTRY', default: 'the built edge', description: 'measure another edge build' },
+    {
+      name: 'BENCH_WRITE_API_ENTRY',
+      default: 'the built write-api',
+      description: 'measure another write-api build',
+    },
+    { name: 'BENCH_HAPROXY', default: 'on where installed', description: '0: leave HAProxy out' },
+  ],
+});
+
+const rounds = Number(flags.requests ?? 300);
+const gapMs = Number(flags['gap-ms'] ?? 100);
+check(Number.isInteger(rounds) && rounds >= 20, '--requests must be an integer of at least 20');
+check(Number.isFinite(gapMs) && gapMs >= 0, '--gap-ms must be a number ≥ 0');
+
+const WARM_ROUNDS = 20;
+const kinds = ['create', 'get'] as const;
+type Kind = (typeof kinds)[number];
+
+const dir = mkdtempSync(join(tmpdir(), 'eggmesh-hop-'));
+const stack = new Stack({
+  dataDir: join(dir, 'data'),
+  logDir: join(dir, 'logs'),
+  bareDbFile: join(dir, 'bare.db'),
+  dataset: { preset: 'none', seed: 0, anchorMs: 0 },
+  extraEnv: { EGGMESH_LOG_LEVEL: 'warn' },
+});
+let relay: ChildService | undefined;
+const clients: Client[] = [];
+try {
+  await stack.ensure(['write-api', 'edge', ...(haproxyAvailable ? (['haproxy'] as const) : [])]);
+  const relayPort = await freePort();
+  relay = await ChildService.start({
+    name: 'relay',
+    entry: perfScript('hop-relay.js'),
+    env: {
+      HOP_RELAY_PORT: String(relayPort),
+      HOP_RELAY_TARGET_PORT: new URL(stack.url('write-api')).port,
+    },
+    cwd: repoRoot,
+    logFile: join(dir, 'logs', 'relay.log'),
+    // Passed through to the write-api's own /health.
+    healthUrl: `http://127.0.0.1:${relayPort}/health`,
+  });
+  const targets = [
+    { name: 'write-api', base: stack.url('write-api') },
+    { name: 'edge', base: stack.url('edge') },
+    ...(haproxyAvailable ? [{ name: 'haproxy', base: stack.url('haproxy') }] : []),
+    { name: 'byte relay', base: `http://127.0.0.1:${relayPort}` },
+  ];
+  const samples = new Map(targets.map((t) => [t.name, { create: [] as number[], get: [] as number[] }]));
+  for (const _ of targets) clients.push(new Client());
+  process.stderr.write(
+    `hop: ${rounds} rounds (+${WARM_ROUNDS} not counted), ${gapMs} ms before each request, targets: ${targets.map((t) => t.name).join(', ')}\n`,
+  );
+  for (let round = 0; round < WARM_ROUNDS + rounds; round++) {
+    for (let i = 0; i < targets.length; i++) {
+      const at = (round + i) % targets.length;
+      const target = targets[at]!;
+      const client = clients[at]!;
+      const name = `hop ${round}`;
+      await sleep(gapMs);
+      const created = await client.send(
+        `${target.base}/farm/api`,
+        'POST',
+        JSON.stringify({ name, farm_type: 'megafarm', zone: 'hop', owner: 'hop' }),
+      );
+      const id = (JSON.parse(created.body) as { id?: unknown }).id;
+      check(
+        created.status === 201 && typeof id === 'string',
+        `${target.name}: create answered ${created.status} ${created.body.slice(0, 200)}`,
+      );
+      await sleep(gapMs);
+      const read = await client.send(`${target.base}/farm/api/${id}`, 'GET');
+      check(
+        read.status === 200 && (JSON.parse(read.body) as { name?: unknown }).name === name,
+        `${target.name}: get answered ${read.status} ${read.body.slice(0, 200)}`,
+      );
+      if (round >= WARM_ROUNDS) {
+        samples.get(target.name)!.create.push(created.ms);
+        samples.get(target.name)!.get.push(read.ms);
+      }
+    }
+    if ((round + 1) % 50 === 0) process.stderr.write(`  ${round + 1} / ${WARM_ROUNDS + rounds}\n`);
+  }
+  const p50Of = (values: number[]) => percentileOfSorted(values, 50);
+  const direct = samples.get('write-api')!;
+  const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
+  console.log(
+    `\n${shortCommit()}, ${rounds} of each, ${gapMs} ms apart; ms (p50 over the write-api's p50: what the hop adds)\n`,
+  );
+  console.log('| kind | target | p50 | p90 | p95 | mean | p50 − write-api |');
+  console.log('|---|---|--:|--:|--:|--:|--:|');
+  for (const kind of kinds as readonly Kind[]) {
+    const base = p50Of(sorted(direct[kind]));
+    for (const target of targets) {
+      const values = sorted(samples.get(target.name)![kind]);
+      const mean = values.reduce((a, b) => a + b, 0) / values.length;
+      const p50 = p50Of(values);
+      const cells = [p50, percentileOfSorted(values, 90), percentileOfSorted(values, 95), mean];
+      const extra =
+        target.name === 'write-api' ? '' : `${p50 - base >= 0 ? '+' : ''}${(p50 - base).toFixed(3)}`;
+      console.log(`| ${kind} | ${target.name} | ${cells.map((v) => v.toFixed(3)).join(' | ')} | ${extra} |`);
+    }
+  }
+} finally {
+  for (const client of clients) client.close();
+  await relay?.stop();
+  await stack.stopAll();
+  if (flags.keep) process.stderr.write(`kept ${dir}\n`);
+  else rmSync(dir, { recursive: true, force: true });
+}
