@@ -1,7 +1,8 @@
 // `node perf/dist/hop.js`: what one process in front of the write-api costs a client at a low rate, the
 // ruler for the front door's REST writes (issue 10). On a fresh data dir it starts the write-api, the
 // edge in front of it, HAProxy (EGGMESH_FRONT_DOOR=haproxy) where installed, and a relay that passes bytes
-// without reading them (hop-relay.js: the floor of a Node hop). Then one client sends farm creates, and
+// without reading them (hop-relay.js: the floor of a Node hop); with --edge-b, a second edge build
+// beside the first. Then one client sends farm creates, and
 // a REST get of each created farm, to every target in turn, `--gap-ms` apart (each request finds the
 // processes idle, as a k6 user with think time does), the order of the targets rotating each round.
 // Prints p50/p90/p95/mean per target and kind, and each p50 over the write-api's own.
@@ -29,6 +30,12 @@ const flags = parseCommandLine({
       description: 'pause before each request (default 100: the processes are idle when it comes)',
     },
     keep: { type: 'boolean', description: 'keep the data dir and the service logs' },
+    'edge-b': {
+      type: 'string',
+      value: 'PATH',
+      description:
+        'a second edge build (its server.js, inside the repository) measured beside the first: an A/B of the edge',
+    },
   },
   env: [],
   otherEnv: [
@@ -60,6 +67,7 @@ const stack = new Stack({
   extraEnv: { EGGMESH_LOG_LEVEL: 'warn' },
 });
 let relay: ChildService | undefined;
+let edgeB: ChildService | undefined;
 const clients: Client[] = [];
 try {
   await stack.ensure(['write-api', 'edge', ...(haproxyAvailable ? (['haproxy'] as const) : [])]);
@@ -76,9 +84,31 @@ try {
     // Passed through to the write-api's own /health.
     healthUrl: `http://127.0.0.1:${relayPort}/health`,
   });
+  const edgeBEntry = flags['edge-b'];
+  const edgeBPort = await freePort();
+  if (edgeBEntry !== undefined) {
+    const port = edgeBPort;
+    // As the stack starts the edge, on a port of its own (GraphQL embedded: it listens on no other).
+    edgeB = await ChildService.start({
+      name: 'edge B',
+      entry: edgeBEntry,
+      env: {
+        EGGMESH_HOST: '127.0.0.1',
+        EGGMESH_DATA_DIR: join(dir, 'data'),
+        EDGE_PORT: String(port),
+        EGGMESH_WRITE_API_URL: stack.url('write-api'),
+        EGGMESH_READ_API_URL: stack.url('edge'),
+        EGGMESH_LOG_LEVEL: 'warn',
+      },
+      cwd: repoRoot,
+      logFile: join(dir, 'logs', 'edge-b.log'),
+      healthUrl: `http://127.0.0.1:${port}/health`,
+    });
+  }
   const targets = [
     { name: 'write-api', base: stack.url('write-api') },
     { name: 'edge', base: stack.url('edge') },
+    ...(edgeB ? [{ name: 'edge B', base: `http://127.0.0.1:${edgeBPort}` }] : []),
     ...(haproxyAvailable ? [{ name: 'haproxy', base: stack.url('haproxy') }] : []),
     { name: 'byte relay', base: `http://127.0.0.1:${relayPort}` },
   ];
@@ -140,6 +170,7 @@ try {
 } finally {
   for (const client of clients) client.close();
   await relay?.stop();
+  await edgeB?.stop();
   await stack.stopAll();
   if (flags.keep) process.stderr.write(`kept ${dir}\n`);
   else rmSync(dir, { recursive: true, force: true });

@@ -86,7 +86,7 @@ export class ReadMemo {
    * undefined when there is none (read it, then `set` it).
    */
   get<T>(entity: string, key: string): T | undefined {
-    if (!this.header?.unchanged()) this.look();
+    this.refresh();
     const answer = this.entities.get(entity)?.answers.get(key);
     if (answer === undefined) {
       this.misses += 1;
@@ -94,6 +94,14 @@ export class ReadMemo {
     }
     this.hits += 1;
     return answer.value as T;
+  }
+
+  /**
+   * What a read does first: a look when a commit moved the wal-index header since the last one. Called
+   * ahead of the reads too (`SqliteReadStore.refresh`), so that a read after a write finds it done.
+   */
+  refresh(): void {
+    if (!this.header?.unchanged()) this.look();
   }
 
   /**

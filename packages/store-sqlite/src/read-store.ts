@@ -67,6 +67,16 @@ export class SqliteReadStore implements ReadStore, JsonListReader {
     return this.changes.next(this.seen, timeoutMs, signal);
   }
 
+  /**
+   * Does now what the next read of an entity would do first: the read memo's look at what commits
+   * since the last read changed. For a process that knows a write was just acknowledged (the edge, once
+   * it has passed the write-api's answer on), so that a read right after the write does not wait for
+   * it. Entities only: the projections change later, when the projector commits.
+   */
+  refresh(): void {
+    this.primary.sync.memo?.refresh();
+  }
+
   async ping(): Promise<void> {
     await this.primary.ping();
     this.projections.checkpoint();

@@ -129,4 +129,23 @@ describe('the read memo looks at the data version only when the wal-index header
     expect((await read.get('farm', f))?.payload.name).toBe('b');
     expect(memo.looks).toBe(looks + 1);
   });
+
+  it('looks ahead of the next read on refresh(), so that read finds the look done', async () => {
+    const { writer, read } = fixture;
+    const memo = read.primary.sync.memo!;
+    const f = randomUUID();
+    await writer.commit([{ op: 'create', entity: 'farm', id: f, payload: farm('a') }]);
+    expect((await read.get('farm', f))?.payload.name).toBe('a');
+    const looks = memo.looks;
+    // Nothing committed since: no look.
+    read.refresh();
+    expect(memo.looks).toBe(looks);
+    now += 10;
+    await writer.commit([{ op: 'update', entity: 'farm', id: f, payload: farm('b') }]);
+    read.refresh();
+    expect(memo.looks).toBe(looks + 1);
+    // The read after it: the new version, without a look of its own.
+    expect((await read.get('farm', f))?.payload.name).toBe('b');
+    expect(memo.looks).toBe(looks + 1);
+  });
 });

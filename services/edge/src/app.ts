@@ -40,6 +40,11 @@ export interface EdgeOptions {
    * their own answers, by route; the edge counts what it forwards.
    */
   readonly metrics?: Metrics;
+  /**
+   * Called after the edge passed on the write-api's answer to a forwarded request (see server.ts: the
+   * in-process read side catches up then, not in the next read's time).
+   */
+  readonly wrote?: () => void;
 }
 
 /** What sendError needs of a reply. */
@@ -163,6 +168,7 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
         http: (connection) => serveHttp.call(server, connection),
         serve: onRequest,
         answered: (method, status, seconds) => metrics?.observeRequest('/*', method, status, seconds),
+        ...(options.wrote ? { wrote: options.wrote } : {}),
         log: proxyLog,
         logRequests: config.logRequests,
         ownHeaders,

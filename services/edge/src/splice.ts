@@ -43,6 +43,8 @@ export interface SpliceOptions {
   readonly serve: (request: IncomingMessage, response: ServerResponse) => void;
   /** Called once per request answered on the byte path (metrics). */
   readonly answered: (method: string, status: number, seconds: number) => void;
+  /** Called once the write-api's answer to a forwarded request has been passed on whole. */
+  readonly wrote?: () => void;
   readonly log: () => ProxyLog;
   readonly logRequests: boolean;
   readonly ownHeaders: (origin: string | undefined) => OutgoingHttpHeaders;
@@ -553,6 +555,7 @@ class Connection {
     const reader = forward.reader;
     this.#release(forward, reusable && !reader.head?.close && !reader.untilClose && this.#bodyLeft === 0);
     this.#record(forward, reader.head?.status ?? 0);
+    if (forward.upstream === 'write') this.#o.wrote?.();
     // A body the service answered before reading it all is read and dropped.
     this.#sink = undefined;
     if (this.#bodyLeft > 0) this.#setSocketTimer(this.#o.timeoutMs);

@@ -60,6 +60,8 @@ describe('edge: the byte path', () => {
   let port = 0;
   /** Connections the write upstream accepted. */
   let upstreamConnections = 0;
+  /** Calls of the edge's `wrote` (a forwarded request's answer from the write-api passed on). */
+  let wrote = 0;
 
   beforeAll(async () => {
     upstream = Fastify({ forceCloseConnections: true });
@@ -97,6 +99,9 @@ describe('edge: the byte path', () => {
         EGGMESH_READ_API_URL: `http://127.0.0.1:${oddPort}`,
         EGGMESH_BODY_LIMIT_BYTES: '4096',
       }),
+      wrote: () => {
+        wrote += 1;
+      },
       // The GraphQL paths answered in process, through node:http (as on the embedded tier).
       read: (request, response) => {
         let body = '';
@@ -164,6 +169,18 @@ describe('edge: the byte path', () => {
     // The edge's keep-alive timeout (10 s), not the service's (Fastify's default, 72 s).
     expect(got[0]!.head).toMatch(/\r\nkeep-alive: timeout=10($|\r\n)/i);
     expect(got[0]!.head).not.toMatch(/timeout=72/);
+  });
+
+  it('tells once per answer the write-api gave, after passing it on, and not for what it answers itself', async () => {
+    const before = wrote;
+    const text = await exchange(port, [
+      post('/farm/api', '{"a":1}') +
+        post('/farm/graph', '{"query":"{ x }"}') +
+        post('/graphql', '{"query":"{ y }"}') +
+        post('/farm/api', '{"a":2}', 'Connection: close\r\n'),
+    ]);
+    expect(answers(text).map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    expect(wrote - before).toBe(2);
   });
 
   it('passes a body that arrives in pieces, and a head in pieces still gets its answer', async () => {
