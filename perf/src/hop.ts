@@ -66,51 +66,50 @@ const stack = new Stack({
   dataset: { preset: 'none', seed: 0, anchorMs: 0 },
   extraEnv: { EGGMESH_LOG_LEVEL: 'warn' },
 });
-let relay: ChildService | undefined;
-let edgeB: ChildService | undefined;
+/** The processes this tool starts beside the stack's (the relay, a second edge). */
+const children: ChildService[] = [];
+/** Starts `entry` on a free port of its own, ready once /health answers; its base URL. */
+async function startOwn(name: string, entry: string, env: (port: number) => Record<string, string>) {
+  const port = await freePort();
+  children.push(
+    await ChildService.start({
+      name,
+      entry,
+      env: env(port),
+      cwd: repoRoot,
+      logFile: join(dir, 'logs', `${name.replace(/\s+/g, '-')}.log`),
+      healthUrl: `http://127.0.0.1:${port}/health`,
+    }),
+  );
+  return `http://127.0.0.1:${port}`;
+}
 const clients: Client[] = [];
 try {
   await stack.ensure(['write-api', 'edge', ...(haproxyAvailable ? (['haproxy'] as const) : [])]);
-  const relayPort = await freePort();
-  relay = await ChildService.start({
-    name: 'relay',
-    entry: perfScript('hop-relay.js'),
-    env: {
-      HOP_RELAY_PORT: String(relayPort),
-      HOP_RELAY_TARGET_PORT: new URL(stack.url('write-api')).port,
-    },
-    cwd: repoRoot,
-    logFile: join(dir, 'logs', 'relay.log'),
-    // Passed through to the write-api's own /health.
-    healthUrl: `http://127.0.0.1:${relayPort}/health`,
-  });
+  // Its /health is passed through to the write-api's own.
+  const relay = await startOwn('byte relay', perfScript('hop-relay.js'), (port) => ({
+    HOP_RELAY_PORT: String(port),
+    HOP_RELAY_TARGET_PORT: new URL(stack.url('write-api')).port,
+  }));
   const edgeBEntry = flags['edge-b'];
-  const edgeBPort = await freePort();
-  if (edgeBEntry !== undefined) {
-    const port = edgeBPort;
-    // As the stack starts the edge, on a port of its own (GraphQL embedded: it listens on no other).
-    edgeB = await ChildService.start({
-      name: 'edge B',
-      entry: edgeBEntry,
-      env: {
-        EGGMESH_HOST: '127.0.0.1',
-        EGGMESH_DATA_DIR: join(dir, 'data'),
-        EDGE_PORT: String(port),
-        EGGMESH_WRITE_API_URL: stack.url('write-api'),
-        EGGMESH_READ_API_URL: stack.url('edge'),
-        EGGMESH_LOG_LEVEL: 'warn',
-      },
-      cwd: repoRoot,
-      logFile: join(dir, 'logs', 'edge-b.log'),
-      healthUrl: `http://127.0.0.1:${port}/health`,
-    });
-  }
+  // As the stack starts the edge, on a port of its own (GraphQL embedded: it listens on no other).
+  const edgeB =
+    edgeBEntry === undefined
+      ? undefined
+      : await startOwn('edge B', edgeBEntry, (port) => ({
+          EGGMESH_HOST: '127.0.0.1',
+          EGGMESH_DATA_DIR: join(dir, 'data'),
+          EDGE_PORT: String(port),
+          EGGMESH_WRITE_API_URL: stack.url('write-api'),
+          EGGMESH_READ_API_URL: stack.url('edge'),
+          EGGMESH_LOG_LEVEL: 'warn',
+        }));
   const targets = [
     { name: 'write-api', base: stack.url('write-api') },
     { name: 'edge', base: stack.url('edge') },
-    ...(edgeB ? [{ name: 'edge B', base: `http://127.0.0.1:${edgeBPort}` }] : []),
+    ...(edgeB ? [{ name: 'edge B', base: edgeB }] : []),
     ...(haproxyAvailable ? [{ name: 'haproxy', base: stack.url('haproxy') }] : []),
-    { name: 'byte relay', base: `http://127.0.0.1:${relayPort}` },
+    { name: 'byte relay', base: relay },
   ];
   const samples = new Map(targets.map((t) => [t.name, { create: [] as number[], get: [] as number[] }]));
   for (const _ of targets) clients.push(new Client());
@@ -169,8 +168,7 @@ try {
   }
 } finally {
   for (const client of clients) client.close();
-  await relay?.stop();
-  await edgeB?.stop();
+  for (const child of children) await child.stop();
   await stack.stopAll();
   if (flags.keep) process.stderr.write(`kept ${dir}\n`);
   else rmSync(dir, { recursive: true, force: true });
