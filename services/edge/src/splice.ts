@@ -57,69 +57,79 @@ const MAX_HEAD = 16 * 1024;
 /** Idle connections kept per service. */
 const MAX_IDLE = 256;
 
-/** What a pooled connection listens to while idle, removed when it is taken. */
-interface IdleWatch {
-  readonly onData: () => void;
-  readonly onClose: () => void;
+/** What a connection to a service reports to the forward using it. */
+interface LinkUser {
+  readonly data: (chunk: Buffer) => void;
+  readonly error: (error: Error) => void;
+  readonly end: () => void;
+  readonly close: () => void;
+}
+
+/**
+ * A keep-alive connection to a service. Its listeners are attached once, when it opens, and pass its
+ * events on to the forward using it (`user`); while it waits in the pool (no user), bytes from it mean
+ * it cannot be used again, and its close takes it out of the pool. Attaching four listeners per forward
+ * and taking them off again cost about 50 µs of a forward at a low rate (perf/README.md, round 23).
+ */
+interface Link {
+  readonly upstream: Upstream;
+  readonly socket: Socket;
+  user: LinkUser | undefined;
 }
 
 /** Idle keep-alive connections to the services, closed before the services would close them. */
 class Pool {
-  readonly #idle: Record<Upstream, Socket[]> = { write: [], read: [] };
-  readonly #watches = new WeakMap<Socket, IdleWatch>();
+  readonly #idle: Record<Upstream, Link[]> = { write: [], read: [] };
   constructor(
     private readonly targets: Record<Upstream, Target>,
     private readonly idleMs: number,
   ) {}
 
-  take(upstream: Upstream): Socket {
+  /** An idle connection to `upstream`, or a new one; the caller sets its user before it yields. */
+  take(upstream: Upstream): Link {
     const idle = this.#idle[upstream];
-    for (let socket = idle.pop(); socket; socket = idle.pop()) {
-      const watch = this.#watches.get(socket);
-      this.#watches.delete(socket);
-      if (watch) {
-        socket.off('data', watch.onData);
-        socket.off('close', watch.onClose);
-      }
-      if (socket.destroyed || socket.readableEnded) continue;
-      return socket;
-    }
+    for (let link = idle.pop(); link; link = idle.pop())
+      if (!link.socket.destroyed && !link.socket.readableEnded) return link;
     const target = this.targets[upstream];
     const socket = connect({ host: target.hostname, port: target.port, noDelay: true });
-    // Errors are handled per request (see Connection); one between requests only closes it.
-    socket.on('error', () => undefined);
+    const link: Link = { upstream, socket, user: undefined };
+    socket.on('data', (chunk: Buffer) => {
+      if (link.user) link.user.data(chunk);
+      else socket.destroy(); // bytes from an idle connection: it cannot be used again
+    });
+    // Errors are the user's; one between requests only closes the connection.
+    socket.on('error', (error: Error) => link.user?.error(error));
+    socket.on('end', () => link.user?.end());
+    socket.on('close', () => {
+      if (link.user) link.user.close();
+      else this.#forget(link);
+    });
     // The idle timer runs always (it restarts with every byte either way) and closes the connection
     // only while it waits in the pool: a request in flight has its own deadline. Setting and clearing
     // it per request cost more than the request's own work at a low rate (perf/README.md, round 21).
     socket.setTimeout(this.idleMs);
     socket.on('timeout', () => {
-      if (this.#watches.has(socket)) socket.destroy();
+      if (!link.user) socket.destroy();
     });
-    return socket;
+    return link;
   }
 
-  give(upstream: Upstream, socket: Socket): void {
-    const idle = this.#idle[upstream];
-    if (idle.length >= MAX_IDLE) {
-      socket.destroy();
-      return;
-    }
-    const watch: IdleWatch = {
-      // Bytes from an idle connection mean it cannot be used again.
-      onData: () => socket.destroy(),
-      onClose: () => {
-        const at = idle.indexOf(socket);
-        if (at !== -1) idle.splice(at, 1);
-      },
-    };
-    socket.on('data', watch.onData);
-    socket.once('close', watch.onClose);
-    this.#watches.set(socket, watch);
-    idle.push(socket);
+  /** Back to the pool, its user gone. */
+  give(link: Link): void {
+    link.user = undefined;
+    const idle = this.#idle[link.upstream];
+    if (idle.length >= MAX_IDLE) link.socket.destroy();
+    else idle.push(link);
+  }
+
+  #forget(link: Link): void {
+    const idle = this.#idle[link.upstream];
+    const at = idle.indexOf(link);
+    if (at !== -1) idle.splice(at, 1);
   }
 
   close(): void {
-    for (const list of Object.values(this.#idle)) for (const socket of list.splice(0)) socket.destroy();
+    for (const list of Object.values(this.#idle)) for (const link of list.splice(0)) link.socket.destroy();
   }
 }
 
@@ -245,28 +255,12 @@ export class Splicer {
 /** A forwarded request on the byte path, until its answer has been passed on. */
 interface Forward {
   readonly upstream: Upstream;
-  readonly socket: Socket;
+  readonly link: Link;
   readonly reader: ResponseReader;
   readonly started: number;
   readonly head: RequestHead;
   /** The service answered (a first byte came back). */
   answered: boolean;
-  /** What this request listens to on the service's connection (taken off when it ends). */
-  readonly listeners: {
-    data?: (chunk: Buffer) => void;
-    error?: (error: Error) => void;
-    end?: () => void;
-    close?: () => void;
-  };
-}
-
-/** Ends a forward's hold on its connection to the service. */
-function detach(forward: Forward): void {
-  const { data, error, end, close } = forward.listeners;
-  if (data) forward.socket.off('data', data);
-  if (error) forward.socket.off('error', error);
-  if (end) forward.socket.off('end', end);
-  if (close) forward.socket.off('close', close);
 }
 
 class Connection {
@@ -418,6 +412,7 @@ class Connection {
 
   /** Passes the request on to a service as bytes. */
   #pass(head: RequestHead, upstream: Upstream, headBytes: Buffer, body: Buffer): void {
+    const started = performance.now();
     const o = this.#o;
     const target = o.upstreams[upstream];
     const client = this.#socket.remoteAddress;
@@ -427,54 +422,11 @@ class Connection {
         : client
           ? `${head.forwardedFor}, ${client}`
           : head.forwardedFor;
-    const socket = this.#splicer.pool.take(upstream);
-    const reader = new ResponseReader(head.method === 'HEAD', (bytes, responseHead) => {
-      const out = responseHead ? this.#rewrite(responseHead, reader, bytes) : bytes;
-      if (!this.#socket.write(out) && !socket.isPaused()) {
-        socket.pause();
-        this.#socket.once('drain', () => socket.resume());
-      }
-    });
-    const forward: Forward = {
-      upstream,
-      socket,
-      reader,
-      started: performance.now(),
-      head,
-      answered: false,
-      listeners: {},
-    };
-    if (this.#forwardTimer) this.#forwardTimer.refresh();
-    else this.#forwardTimer = setTimeout(() => this.#deadline(), o.timeoutMs).unref();
-    this.#forward = forward;
-    forward.listeners.data = (chunk: Buffer) => {
-      if (this.#forward !== forward) return;
-      forward.answered = true;
-      let used: number;
-      // The head (rewritten) and the body of a chunk leave in one write.
-      this.#socket.cork();
-      try {
-        used = reader.feed(chunk);
-      } catch (error) {
-        if (!(error instanceof FramingError)) throw error;
-        this.#failed(forward, false, error);
-        return;
-      } finally {
-        this.#socket.uncork();
-      }
-      if (reader.done) this.#answered(forward, used === chunk.length);
-    };
-    forward.listeners.error = (error: Error) => this.#failed(forward, false, error);
-    forward.listeners.end = () => {
-      if (this.#forward !== forward) return;
-      if (reader.untilClose) this.#answered(forward, false);
-      else this.#failed(forward, false);
-    };
-    forward.listeners.close = () => this.#failed(forward, false);
-    socket.on('data', forward.listeners.data).on('error', forward.listeners.error);
-    socket.on('end', forward.listeners.end).on('close', forward.listeners.close);
+    const link = this.#splicer.pool.take(upstream);
+    const socket = link.socket;
     this.#sink = (bytes) => socket.write(bytes);
-    // One write (writev) of the pieces, without copying them into one buffer first.
+    // One write (writev) of the pieces, without copying them into one buffer first. What the answer
+    // needs is set up after it: the answer cannot come before this turn of the loop ends.
     socket.cork();
     if (head.asSent && target.prefix === '') {
       // The common case: the head as the client sent it, one line added.
@@ -488,6 +440,43 @@ class Connection {
     }
     if (body.length > 0) socket.write(body);
     socket.uncork();
+    const reader = new ResponseReader(head.method === 'HEAD', (bytes, responseHead) => {
+      const out = responseHead ? this.#rewrite(responseHead, reader, bytes) : bytes;
+      if (!this.#socket.write(out) && !socket.isPaused()) {
+        socket.pause();
+        this.#socket.once('drain', () => socket.resume());
+      }
+    });
+    const forward: Forward = { upstream, link, reader, started, head, answered: false };
+    this.#forward = forward;
+    if (this.#forwardTimer) this.#forwardTimer.refresh();
+    else this.#forwardTimer = setTimeout(() => this.#deadline(), o.timeoutMs).unref();
+    link.user = {
+      data: (chunk: Buffer) => {
+        if (this.#forward !== forward) return;
+        forward.answered = true;
+        let used: number;
+        // The head (rewritten) and the body of a chunk leave in one write.
+        this.#socket.cork();
+        try {
+          used = reader.feed(chunk);
+        } catch (error) {
+          if (!(error instanceof FramingError)) throw error;
+          this.#failed(forward, false, error);
+          return;
+        } finally {
+          this.#socket.uncork();
+        }
+        if (reader.done) this.#answered(forward, used === chunk.length);
+      },
+      error: (error: Error) => this.#failed(forward, false, error),
+      end: () => {
+        if (this.#forward !== forward) return;
+        if (reader.untilClose) this.#answered(forward, false);
+        else this.#failed(forward, false);
+      },
+      close: () => this.#failed(forward, false),
+    };
   }
 
   /** The forward deadline's timer ran out: the forward in flight (if any) has had its time. */
@@ -518,9 +507,12 @@ class Connection {
   /** The forward is over: its listeners and timer go; the connection to the service closes unless `keep`. */
   #release(forward: Forward, keep = false): void {
     this.#forward = undefined;
-    detach(forward);
-    if (keep) this.#splicer.pool.give(forward.upstream, forward.socket);
-    else forward.socket.destroy();
+    const link = forward.link;
+    if (keep) this.#splicer.pool.give(link);
+    else {
+      link.user = undefined;
+      link.socket.destroy();
+    }
   }
 
   /** Counts the answer (metrics) and logs it when requests are logged. */

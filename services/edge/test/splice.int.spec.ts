@@ -58,15 +58,18 @@ describe('edge: the byte path', () => {
   let oddPort = 0;
   let edge: FastifyInstance;
   let port = 0;
-  /** Connections the write upstream accepted. */
+  /** Connections the write upstream accepted, and those still open. */
   let upstreamConnections = 0;
+  const upstreamSockets = new Set<Socket>();
   /** Calls of the edge's `wrote` (a forwarded request's answer from the write-api passed on). */
   let wrote = 0;
 
   beforeAll(async () => {
     upstream = Fastify({ forceCloseConnections: true });
-    upstream.server.on('connection', () => {
+    upstream.server.on('connection', (socket: Socket) => {
       upstreamConnections += 1;
+      upstreamSockets.add(socket);
+      socket.once('close', () => upstreamSockets.delete(socket));
     });
     upstream.all('/*', async (request) => ({
       method: request.method,
@@ -248,6 +251,29 @@ describe('edge: the byte path', () => {
       expect(got[0]!.status).toBe(200);
     }
     expect(upstreamConnections - before).toBeLessThanOrEqual(1);
+  });
+
+  it('drops a pooled connection that sent bytes or closed while idle, and answers on a new one', async () => {
+    const first = answers(await exchange(port, [get('/farm/api/a', 'Connection: close\r\n')]));
+    expect(first[0]!.status).toBe(200);
+    // Every connection the edge holds to the service is idle now: one says something unasked…
+    const idle = [...upstreamSockets];
+    expect(idle.length).toBeGreaterThan(0);
+    for (const socket of idle) socket.write('HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nstale');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const before = upstreamConnections;
+    const second = answers(await exchange(port, [get('/farm/api/b', 'Connection: close\r\n')]));
+    // …so the next request goes on a new connection and gets its own answer, not those bytes.
+    expect(second[0]!.status).toBe(200);
+    expect(JSON.parse(second[0]!.body).url).toBe('/farm/api/b');
+    expect(upstreamConnections - before).toBe(1);
+    // The service closes its side of every idle connection: the next request opens another.
+    for (const socket of upstreamSockets) socket.end();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const third = answers(await exchange(port, [get('/farm/api/c', 'Connection: close\r\n')]));
+    expect(third[0]!.status).toBe(200);
+    expect(JSON.parse(third[0]!.body).url).toBe('/farm/api/c');
+    expect(upstreamConnections - before).toBe(2);
   });
 
   it('answers a read service that closes to end its body, then closes the client connection', async () => {
