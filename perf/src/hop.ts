@@ -2,15 +2,18 @@
 // ruler for the front door's REST writes (issue 10). On a fresh data dir it starts the write-api, the
 // edge in front of it, HAProxy (EGGMESH_FRONT_DOOR=haproxy) where installed, and a relay that passes bytes
 // without reading them (hop-relay.js: the floor of a Node hop); with --edge-b, a second edge build
-// beside the first. Then one client sends farm creates, and
-// a REST get of each created farm, to every target in turn, `--gap-ms` apart (each request finds the
-// processes idle, as a k6 user with think time does), the order of the targets rotating each round.
+// beside the first. Then each of `--clients` users (one by default) sends a farm create, a REST get of
+// it and an update of it (followed at once by its delete, not timed, as in the latency scenario) to
+// every target in turn, `--gap-ms` apart (each request finds the processes idle, as a k6 user with
+// think time does), the targets in a random order each round (perf/README.md, round 23), the users in
+// step.
 // Prints p50/p90/p95/mean per target and kind, and each p50 over the write-api's own.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseCommandLine } from '@eggmesh/service-kit';
+import { mulberry32, permutation } from './data/prng.js';
 import { freePort, perfScript, repoRoot, shortCommit } from './lib/env.js';
 import { check } from './lib/gate.js';
 import { Client } from './lib/http-client.js';
@@ -21,9 +24,15 @@ import { percentileOfSorted } from './lib/stats.js';
 const flags = parseCommandLine({
   command: 'node perf/dist/hop.js',
   summary:
-    'What one hop in front of the write-api costs at a low rate: farm creates and gets through the edge,\nHAProxy (where installed), a relay that only passes bytes (the floor of a Node hop) and the write-api\nitself, one client, --gap-ms apart, the targets in rotating order. Build first (pnpm build).',
+    'What one hop in front of the write-api costs at a low rate: farm creates, gets and updates through the\nedge, HAProxy (where installed), a relay that only passes bytes (the floor of a Node hop) and the\nwrite-api itself, --clients users in step, --gap-ms apart, the targets in a random order each round.\nBuild first (pnpm build).',
   options: {
     requests: { type: 'string', value: 'N', description: 'timed rounds (default 300)' },
+    clients: {
+      type: 'string',
+      value: 'N',
+      description:
+        'users in step, each on connections of its own (default 1; the latency scenario runs 1 and 10)',
+    },
     'gap-ms': {
       type: 'string',
       value: 'MS',
@@ -51,11 +60,13 @@ const flags = parseCommandLine({
 
 const rounds = Number(flags.requests ?? 300);
 const gapMs = Number(flags['gap-ms'] ?? 100);
+const users = Number(flags.clients ?? 1);
 check(Number.isInteger(rounds) && rounds >= 20, '--requests must be an integer of at least 20');
 check(Number.isFinite(gapMs) && gapMs >= 0, '--gap-ms must be a number ≥ 0');
+check(Number.isInteger(users) && users >= 1, '--clients must be an integer of at least 1');
 
 const WARM_ROUNDS = 20;
-const kinds = ['create', 'get'] as const;
+const kinds = ['create', 'get', 'update'] as const;
 type Kind = (typeof kinds)[number];
 
 const dir = mkdtempSync(join(tmpdir(), 'eggmesh-hop-'));
@@ -111,50 +122,80 @@ try {
     ...(haproxyAvailable ? [{ name: 'haproxy', base: stack.url('haproxy') }] : []),
     { name: 'byte relay', base: relay },
   ];
-  const samples = new Map(targets.map((t) => [t.name, { create: [] as number[], get: [] as number[] }]));
-  for (const _ of targets) clients.push(new Client());
-  process.stderr.write(
-    `hop: ${rounds} rounds (+${WARM_ROUNDS} not counted), ${gapMs} ms before each request, targets: ${targets.map((t) => t.name).join(', ')}\n`,
+  const samples = new Map(
+    targets.map((t) => [
+      t.name,
+      Object.fromEntries(kinds.map((k) => [k, [] as number[]])) as Record<Kind, number[]>,
+    ]),
   );
-  for (let round = 0; round < WARM_ROUNDS + rounds; round++) {
-    for (let i = 0; i < targets.length; i++) {
-      const at = (round + i) % targets.length;
-      const target = targets[at]!;
-      const client = clients[at]!;
-      const name = `hop ${round}`;
-      await sleep(gapMs);
-      const created = await client.send(
-        `${target.base}/farm/api`,
-        'POST',
-        JSON.stringify({ name, farm_type: 'megafarm', zone: 'hop', owner: 'hop' }),
-      );
-      const id = (JSON.parse(created.body) as { id?: unknown }).id;
-      check(
-        created.status === 201 && typeof id === 'string',
-        `${target.name}: create answered ${created.status} ${created.body.slice(0, 200)}`,
-      );
-      await sleep(gapMs);
-      const read = await client.send(`${target.base}/farm/api/${id}`, 'GET');
-      check(
-        read.status === 200 && (JSON.parse(read.body) as { name?: unknown }).name === name,
-        `${target.name}: get answered ${read.status} ${read.body.slice(0, 200)}`,
-      );
-      if (round >= WARM_ROUNDS) {
-        samples.get(target.name)!.create.push(created.ms);
-        samples.get(target.name)!.get.push(read.ms);
+  process.stderr.write(
+    `hop: ${rounds} rounds (+${WARM_ROUNDS} not counted), ${users} user(s), ${gapMs} ms before each request, targets: ${targets.map((t) => t.name).join(', ')}\n`,
+  );
+  /** One user: a connection of its own to each target, visited in a random order each round. */
+  const run = async (user: number) => {
+    const own = targets.map(() => new Client());
+    const rng = mulberry32(user + 1);
+    clients.push(...own);
+    for (let round = 0; round < WARM_ROUNDS + rounds; round++) {
+      for (const at of permutation(rng, targets.length)) {
+        const target = targets[at]!;
+        const client = own[at]!;
+        const name = `hop ${user}.${round}`;
+        await sleep(gapMs);
+        const created = await client.send(
+          `${target.base}/farm/api`,
+          'POST',
+          JSON.stringify({ name, farm_type: 'megafarm', zone: 'hop', owner: 'hop' }),
+        );
+        const id = (JSON.parse(created.body) as { id?: unknown }).id;
+        check(
+          created.status === 201 && typeof id === 'string',
+          `${target.name}: create answered ${created.status} ${created.body.slice(0, 200)}`,
+        );
+        const url = `${target.base}/farm/api/${id}`;
+        await sleep(gapMs);
+        const read = await client.send(url, 'GET');
+        check(
+          read.status === 200 && (JSON.parse(read.body) as { name?: unknown }).name === name,
+          `${target.name}: get answered ${read.status} ${read.body.slice(0, 200)}`,
+        );
+        await sleep(gapMs);
+        const renamed = `${name}-v2`;
+        const put = await client.send(
+          url,
+          'PUT',
+          JSON.stringify({ name: renamed, farm_type: 'megafarm', zone: 'hop', owner: 'hop' }),
+        );
+        check(
+          put.status === 200 && (JSON.parse(put.body) as { name?: unknown }).name === renamed,
+          `${target.name}: update answered ${put.status} ${put.body.slice(0, 200)}`,
+        );
+        const gone = await client.send(url, 'DELETE');
+        check(
+          gone.status === 200,
+          `${target.name}: delete answered ${gone.status} ${gone.body.slice(0, 200)}`,
+        );
+        if (round >= WARM_ROUNDS) {
+          const mine = samples.get(target.name)!;
+          mine.create.push(created.ms);
+          mine.get.push(read.ms);
+          mine.update.push(put.ms);
+        }
       }
+      if (user === 0 && (round + 1) % 50 === 0)
+        process.stderr.write(`  ${round + 1} / ${WARM_ROUNDS + rounds}\n`);
     }
-    if ((round + 1) % 50 === 0) process.stderr.write(`  ${round + 1} / ${WARM_ROUNDS + rounds}\n`);
-  }
+  };
+  await Promise.all(Array.from({ length: users }, (_, user) => run(user)));
   const p50Of = (values: number[]) => percentileOfSorted(values, 50);
   const direct = samples.get('write-api')!;
   const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
   console.log(
-    `\n${shortCommit()}, ${rounds} of each, ${gapMs} ms apart; ms (p50 over the write-api's p50: what the hop adds)\n`,
+    `\n${shortCommit()}, ${rounds} rounds of ${users} user(s), ${gapMs} ms apart; ms (p50 over the write-api's p50: what the hop adds)\n`,
   );
   console.log('| kind | target | p50 | p90 | p95 | mean | p50 − write-api |');
   console.log('|---|---|--:|--:|--:|--:|--:|');
-  for (const kind of kinds as readonly Kind[]) {
+  for (const kind of kinds) {
     const base = p50Of(sorted(direct[kind]));
     for (const target of targets) {
       const values = sorted(samples.get(target.name)![kind]);

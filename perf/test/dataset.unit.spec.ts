@@ -9,7 +9,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { Dataset } from '../src/data/dataset.js';
 import { presets } from '../src/data/presets.js';
-import { fmix32, IdSpace, mulberry32 } from '../src/data/prng.js';
+import { fmix32, IdSpace, mulberry32, permutation } from '../src/data/prng.js';
 
 const anchorMs = Date.UTC(2026, 0, 1);
 const tiny = () => new Dataset({ preset: presets.tiny, seed: 7, anchorMs });
@@ -31,6 +31,27 @@ describe('prng', () => {
       expect(x).toBeGreaterThanOrEqual(3);
       expect(x).toBeLessThanOrEqual(9);
     }
+  });
+
+  it('permutation puts every target first, and after every other, about equally often', () => {
+    const rng = mulberry32(7);
+    const n = 4;
+    const draws = 8000;
+    const first = new Array<number>(n).fill(0);
+    // follows[a][b]: how often b came right after a.
+    const follows = Array.from({ length: n }, () => new Array<number>(n).fill(0));
+    for (let d = 0; d < draws; d++) {
+      const order = permutation(rng, n);
+      expect([...order].sort()).toEqual([0, 1, 2, 3]);
+      first[order[0]!]! += 1;
+      for (let i = 1; i < n; i++) follows[order[i - 1]!]![order[i]!]! += 1;
+    }
+    for (const count of first) expect(Math.abs(count - draws / n)).toBeLessThan(draws / n / 10);
+    // Each ordered pair is adjacent in 3 of the 12 pairs' worth of places: draws × 3 / 12 each.
+    for (let a = 0; a < n; a++)
+      for (let b = 0; b < n; b++)
+        if (a === b) expect(follows[a]![b]).toBe(0);
+        else expect(Math.abs(follows[a]![b]! - draws / 4)).toBeLessThan(draws / 4 / 10);
   });
 
   it('IdSpace makes distinct, stable, version-4-shaped UUIDs', () => {

@@ -315,7 +315,7 @@ export function latencyMarkdown(lat: LatencyResult): string[] {
   const lines = [
     '## Latency at low rate (closed loop, think time)',
     '',
-    `Think time ${lat.thinkMs} ms after every answer, one keep-alive connection per virtual user; ${lat.runs} run(s) of ${lat.secondsPerRun} s per target and client count, the targets interleaved (each virtual user sends each request to every target one after the other, think time between, their order rotating, so a busy moment of the machine slows them alike). p50 / p95 / p99 in ms over every sample of the runs; front ÷ direct and direct ÷ base compare p95. Front door: the Node edge (the default); HAProxy: EGGMESH_FRONT_DOOR=haproxy, where it is installed.`,
+    `Think time ${lat.thinkMs} ms after every answer, one keep-alive connection per virtual user; ${lat.runs} run(s) of ${lat.secondsPerRun} s per target and client count, the targets interleaved (each virtual user sends each request to every target one after the other, think time between, in a random order each time, so a busy moment of the machine slows them alike and no target always starts its users' bursts first or last). p50 / p95 / p99 in ms over every sample of the runs; front ÷ direct and direct ÷ base compare p95. Front door: the Node edge (the default); HAProxy: EGGMESH_FRONT_DOOR=haproxy, where it is installed.`,
     '',
   ];
   const withHaproxy = lat.cells.some((c) => c.target === 'haproxy');

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { mulberry32, permutation } from '../data/prng.js';
 import { check, GateError } from '../lib/gate.js';
 import { Client } from '../lib/http-client.js';
 import { assertClean, type LoadSpec, measure, runLoad } from '../lib/load.js';
@@ -132,14 +133,15 @@ interface TargetState {
 
 /**
  * One virtual user's loop, until `until`: every kind in turn, and each kind sent to every target one
- * after the other (think time after each answer), the order of the targets rotating from one kind to
- * the next and starting at the user's own offset. So the samples of the three targets are taken
- * seconds apart, not an iteration apart, and a slow phase of the shared machine slows them alike.
+ * after the other (think time after each answer), the targets in a random order each time (a user's
+ * own sequence). So the samples of the targets are taken seconds apart, not an iteration apart, and a
+ * slow phase of the shared machine slows them alike; and no target always follows the same other one,
+ * which placed its users at the same end of every burst (perf/README.md, round 23).
  */
 async function userLoop(
   context: ScenarioContext,
   targets: readonly { readonly target: LatencyTarget; readonly bases: Bases }[],
-  offset: number,
+  user: number,
   thinkMs: number,
   until: number,
   samplesOf: ReadonlyMap<LatencyTarget, Samples> | null,
@@ -168,12 +170,11 @@ async function userLoop(
     record(state, kind, a.ms);
   };
   const think = () => (thinkMs > 0 ? sleep(thinkMs) : Promise.resolve());
-  let turn = offset;
-  /** `send` once per target, in the rotating order, with think time after each. */
+  const order = mulberry32(0x5eed + user);
+  /** `send` once per target, in a random order, with think time after each. */
   const everyTarget = async (send: (state: TargetState) => Promise<void>) => {
-    const first = turn++ % states.length;
-    for (let i = 0; i < states.length; i++) {
-      await send(states[(first + i) % states.length]!);
+    for (const at of permutation(order, states.length)) {
+      await send(states[at]!);
       await think();
     }
   };
@@ -359,7 +360,7 @@ export const latency: Scenario = {
     'Closed loop with think time (k6 sleep) at 1 and 10 virtual users, each on one keep-alive connection: ' +
     'GraphQL getById, getAll, filtered (getByZone), depth 2 and depth 3 on /farm/graph, REST create, get, update ' +
     'on /farm/api; sent through the front door (edge), straight to the write-api/read-api, and to the bare ' +
-    'baselines, interleaved (each user sends every request to the three one after the other, their order rotating), after a warm-up of the same ' +
+    'baselines, interleaved (each user sends every request to each target one after the other, in a random order each time), after a warm-up of the same ' +
     `requests without think time (${WARM_USERS} users). Percentiles pool every ` +
     'sample of the runs. CPU per request: the same requests without think time, front door vs direct.',
   services: {
