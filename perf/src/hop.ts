@@ -16,10 +16,11 @@ import { parseCommandLine } from '@eggmesh/service-kit';
 import { mulberry32, permutation } from './data/prng.js';
 import { freePort, perfScript, repoRoot, shortCommit } from './lib/env.js';
 import { check } from './lib/gate.js';
-import { Client } from './lib/http-client.js';
+import { type Answer, Client } from './lib/http-client.js';
 import { ChildService } from './lib/proc.js';
 import { haproxyAvailable, Stack } from './lib/stack.js';
 import { percentileOfSorted } from './lib/stats.js';
+import { parse } from './scenarios/common.js';
 
 const flags = parseCommandLine({
   command: 'node perf/dist/hop.js',
@@ -68,6 +69,18 @@ check(Number.isInteger(users) && users >= 1, '--clients must be an integer of at
 const WARM_ROUNDS = 20;
 const kinds = ['create', 'get', 'update'] as const;
 type Kind = (typeof kinds)[number];
+
+const farmBody = (name: string) => JSON.stringify({ name, farm_type: 'megafarm', zone: 'hop', owner: 'hop' });
+
+/** The answer's JSON object when it has `status` (and the farm `name`, when given); else exits 1. */
+function checked(target: string, kind: string, answer: Answer, status: number, name?: string) {
+  const doc = parse(answer.body);
+  check(
+    answer.status === status && doc !== undefined && (name === undefined || doc.name === name),
+    `${target}: ${kind} answered ${answer.status} ${answer.body.slice(0, 200)}`,
+  );
+  return doc!;
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'eggmesh-hop-'));
 const stack = new Stack({
@@ -142,39 +155,17 @@ try {
         const client = own[at]!;
         const name = `hop ${user}.${round}`;
         await sleep(gapMs);
-        const created = await client.send(
-          `${target.base}/farm/api`,
-          'POST',
-          JSON.stringify({ name, farm_type: 'megafarm', zone: 'hop', owner: 'hop' }),
-        );
-        const id = (JSON.parse(created.body) as { id?: unknown }).id;
-        check(
-          created.status === 201 && typeof id === 'string',
-          `${target.name}: create answered ${created.status} ${created.body.slice(0, 200)}`,
-        );
+        const created = await client.send(`${target.base}/farm/api`, 'POST', farmBody(name));
+        const id = checked(target.name, 'create', created, 201, name).id;
+        check(typeof id === 'string', `${target.name}: create answered no id: ${created.body.slice(0, 200)}`);
         const url = `${target.base}/farm/api/${id}`;
         await sleep(gapMs);
         const read = await client.send(url, 'GET');
-        check(
-          read.status === 200 && (JSON.parse(read.body) as { name?: unknown }).name === name,
-          `${target.name}: get answered ${read.status} ${read.body.slice(0, 200)}`,
-        );
+        checked(target.name, 'get', read, 200, name);
         await sleep(gapMs);
-        const renamed = `${name}-v2`;
-        const put = await client.send(
-          url,
-          'PUT',
-          JSON.stringify({ name: renamed, farm_type: 'megafarm', zone: 'hop', owner: 'hop' }),
-        );
-        check(
-          put.status === 200 && (JSON.parse(put.body) as { name?: unknown }).name === renamed,
-          `${target.name}: update answered ${put.status} ${put.body.slice(0, 200)}`,
-        );
-        const gone = await client.send(url, 'DELETE');
-        check(
-          gone.status === 200,
-          `${target.name}: delete answered ${gone.status} ${gone.body.slice(0, 200)}`,
-        );
+        const put = await client.send(url, 'PUT', farmBody(`${name}-v2`));
+        checked(target.name, 'update', put, 200, `${name}-v2`);
+        checked(target.name, 'delete', await client.send(url, 'DELETE'), 200);
         if (round >= WARM_ROUNDS) {
           const mine = samples.get(target.name)!;
           mine.create.push(created.ms);

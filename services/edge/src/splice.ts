@@ -254,7 +254,7 @@ export class Splicer {
 
 /** A forwarded request on the byte path, until its answer has been passed on. */
 interface Forward {
-  readonly upstream: Upstream;
+  /** The connection to the service (its `upstream` says which). */
   readonly link: Link;
   readonly reader: ResponseReader;
   readonly started: number;
@@ -447,7 +447,7 @@ class Connection {
         this.#socket.once('drain', () => socket.resume());
       }
     });
-    const forward: Forward = { upstream, link, reader, started, head, answered: false };
+    const forward: Forward = { link, reader, started, head, answered: false };
     this.#forward = forward;
     if (this.#forwardTimer) this.#forwardTimer.refresh();
     else this.#forwardTimer = setTimeout(() => this.#deadline(), o.timeoutMs).unref();
@@ -528,7 +528,7 @@ class Connection {
         req: { method: forward.head.method, url: forward.head.target },
         res: { statusCode: status },
         responseTime: performance.now() - forward.started,
-        upstream: SERVICE[forward.upstream],
+        upstream: SERVICE[forward.link.upstream],
       },
       'request completed',
     );
@@ -547,7 +547,7 @@ class Connection {
     const reader = forward.reader;
     this.#release(forward, reusable && !reader.head?.close && !reader.untilClose && this.#bodyLeft === 0);
     this.#record(forward, reader.head?.status ?? 0);
-    if (forward.upstream === 'write') this.#o.wrote?.();
+    if (forward.link.upstream === 'write') this.#o.wrote?.();
     // A body the service answered before reading it all is read and dropped.
     this.#sink = undefined;
     if (this.#bodyLeft > 0) this.#setSocketTimer(this.#o.timeoutMs);
@@ -576,8 +576,8 @@ class Connection {
       this.#socket.destroy();
       return;
     }
-    const service = SERVICE[forward.upstream];
-    const target = this.#o.upstreams[forward.upstream];
+    const service = SERVICE[forward.link.upstream];
+    const target = this.#o.upstreams[forward.link.upstream];
     this.#o
       .log()
       .warn(
