@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { SqliteDatabase, Synchronous } from './database.js';
+import { WalIndexHeader } from './wal-index.js';
 
 /** Messages to the checkpoint thread: copy what the WAL holds, or close. */
 type CheckpointRequest = 'checkpoint' | 'close';
@@ -54,6 +55,11 @@ export interface CheckpointerOptions {
   readonly synchronous?: Synchronous;
   /** Least time between two background checkpoints under steady writes (ms). */
   readonly restMs?: number;
+  /**
+   * WAL frames (pages) a commit must leave before the thread is asked to copy them: SQLite's own
+   * checkpoint threshold. Fewer checkpoints mean fewer WAL restarts, each an fsync inside a commit.
+   */
+  readonly minFrames?: number;
   /** The thread stops after this long without a commit, and starts again with the next one (ms). */
   readonly idleExitMs?: number;
   /**
@@ -64,6 +70,13 @@ export interface CheckpointerOptions {
 }
 
 const CHECKPOINT_REST_MS = 100;
+/**
+ * SQLite's default `wal_autocheckpoint`. A checkpoint that copies the whole WAL makes the next commit
+ * start the WAL over, and under `synchronous = NORMAL` that commit fsyncs the WAL's new header before it
+ * returns: with a checkpoint after every commit, every commit at rest paid for one (a farm create
+ * 2.2–2.7 ms at rest, against 1.3–1.4 ms for bare Fastify + SQLite; perf/README.md, round 24).
+ */
+const CHECKPOINT_MIN_FRAMES = 1000;
 const CHECKPOINT_IDLE_EXIT_MS = 30_000;
 const CHECKPOINT_INLINE_LIMIT_PAGES = 10_000;
 /**
@@ -91,15 +104,19 @@ export interface CheckpointerStats {
  * that takes the WAL past 1000 pages: that commit copies the pages into the database file and fsyncs
  * it while every request of the process waits (measured on `crud-sequence`: p99 at 10 connections
  * 23–25 ms with it, 6 ms without). Here a worker thread with its own connection runs a passive
- * checkpoint after commits (at most one at a time, `restMs` apart), so the WAL is copied while the
- * writer goes on. Durability is unchanged: a commit is acknowledged once its WAL frames are written
+ * checkpoint once the WAL holds `minFrames` (at most one at a time, `restMs` apart), so the WAL is
+ * copied while the writer goes on. Durability is unchanged: a commit is acknowledged once its WAL frames are written
  * (and synced under `full`), as before; the checkpoint only moves already-committed pages.
  *
  * The writer keeps an inline checkpoint at `inlineLimitPages`: SQLite restarts the WAL from its start
  * only when a write begins with every frame copied, which a writer that never pauses may never see
  * while the thread copies behind it. The inline one finds nearly everything already copied.
  *
- * The thread starts with the first commit and stops after `idleExitMs` without one, so an idle
+ * Why not after every commit: a checkpoint that copies everything lets the next commit start the WAL
+ * over, which writes and fsyncs the WAL's header inside that commit (SQLite does so under `NORMAL`
+ * too). Checkpointing at `minFrames` pays that once per `minFrames` frames instead of once per commit.
+ *
+ * The thread starts with the first checkpoint and stops after `idleExitMs` without one, so an idle
  * process carries no thread.
  */
 export class WalCheckpointer {
@@ -114,7 +131,10 @@ export class WalCheckpointer {
   private errors = 0;
   private waiters: Array<() => void> = [];
   private readonly restMs: number;
+  private readonly minFrames: number;
   private readonly idleExitMs: number;
+  /** The WAL's length, from the wal-index header in the `-shm` file. */
+  private readonly walIndex: WalIndexHeader;
   private stats_: {
     checkpoints: number;
     log: number;
@@ -128,13 +148,19 @@ export class WalCheckpointer {
     private readonly options: CheckpointerOptions = {},
   ) {
     this.restMs = options.restMs ?? CHECKPOINT_REST_MS;
+    this.minFrames = options.minFrames ?? CHECKPOINT_MIN_FRAMES;
+    this.walIndex = new WalIndexHeader(file);
     this.idleExitMs = options.idleExitMs ?? CHECKPOINT_IDLE_EXIT_MS;
     db.pragma(`wal_autocheckpoint = ${options.inlineLimitPages ?? CHECKPOINT_INLINE_LIMIT_PAGES}`);
   }
 
-  /** After each commit of the writer: asks the thread for a checkpoint unless one is under way. */
+  /**
+   * After each commit of the writer: once the WAL holds `minFrames` (or its length cannot be read),
+   * asks the thread for a checkpoint unless one is under way (that one is followed by another).
+   */
   committed(): void {
     if (this.closed || this.stats_.failed !== undefined) return;
+    if ((this.walIndex.lastFrame() ?? this.minFrames) < this.minFrames) return;
     this.dirty = true;
     this.retriesLeft = INCOMPLETE_RETRIES;
     if (!this.inFlight) this.ask();
@@ -249,6 +275,7 @@ export class WalCheckpointer {
    */
   async close(): Promise<void> {
     this.closed = true;
+    this.walIndex.close();
     const stopped = this.stopThread();
     for (const wake of this.waiters.splice(0)) wake();
     await stopped;

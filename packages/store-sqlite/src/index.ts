@@ -26,8 +26,8 @@ export {
   READ_MEMO_ROWS,
   READ_MEMO_TEXT_BYTES,
   ReadMemo,
-  WalIndexHeader,
 } from './read-memo.js';
 export { dataFiles, openPrimaryWhenCreated, openReadStore, SqliteReadStore } from './read-store.js';
 export { SqlThread, SqlThreadError, type ThreadStatement } from './sql-thread.js';
 export { RECORD_CACHE_BYTES, RecordCache } from './version-tables.js';
+export { WalIndexHeader } from './wal-index.js';

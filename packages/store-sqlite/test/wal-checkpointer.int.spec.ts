@@ -1,10 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { WriteOperation } from '@eggmesh/store';
-import { openDatabase, openPrimaryStore, openProjectionStore, WalCheckpointer } from '@eggmesh/store-sqlite';
+import {
+  openDatabase,
+  openPrimaryStore,
+  openProjectionStore,
+  WalCheckpointer,
+  WalIndexHeader,
+} from '@eggmesh/store-sqlite';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -41,28 +47,71 @@ function fileAlone(file: string, sql: string): unknown {
   }
 }
 
+/** SQLite's default checkpoint threshold, the checkpointer's default `minFrames`. */
+const DEFAULT_MIN_FRAMES = 1000;
+
+/** The frames in the WAL of `file` now (its wal-index header). */
+const walFrames = (file: string): number => {
+  const header = new WalIndexHeader(file);
+  try {
+    return header.lastFrame() ?? -1;
+  } finally {
+    header.close();
+  }
+};
+
+/**
+ * Calls `commit(i)` (one transaction each) until the WAL of `file` holds the default threshold's frames;
+ * returns how many commits that took.
+ */
+async function commitUntilThreshold(file: string, commit: (i: number) => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < 5000; i++) {
+    await commit(i);
+    if (walFrames(file) >= DEFAULT_MIN_FRAMES) return i + 1;
+  }
+  throw new Error('the WAL never reached the threshold');
+}
+
 describe('WAL checkpoints off the writer (WalCheckpointer)', () => {
   it("a primary's acknowledged commits reach the database file without an inline checkpoint", async () => {
     const file = join(tempDir(), 'primary.db');
     const store = openPrimaryStore({ file });
     const checkpointer = store.checkpointer!;
     expect(checkpointer).toBeDefined();
-    // Well under the inline limit: only the thread can have copied these into the file.
-    await Promise.all(Array.from({ length: 40 }, (_, i) => store.commit([create(`farm ${i}`)])));
-    for (let i = 0; i < 10; i++) await store.commit([create(`late ${i}`)]);
+    // Well under the inline limit (10,000 frames): only the thread can have copied these into the file.
+    const commits = await commitUntilThreshold(file, (i) => store.commit([create(`farm ${i}`)]));
     await checkpointer.settled();
     expect(checkpointer.stats()).toMatchObject({ running: true, failed: undefined });
     expect(checkpointer.stats().checkpoints).toBeGreaterThan(0);
-    expect(fileAlone(file, 'SELECT count(*) FROM farm_current')).toBe(50);
-    expect(fileAlone(file, 'SELECT count(*) FROM event_log')).toBe(50);
+    expect(fileAlone(file, 'SELECT count(*) FROM farm_current')).toBe(commits);
+    expect(fileAlone(file, 'SELECT count(*) FROM event_log')).toBe(commits);
+    await store.close();
+  });
+
+  it('commits that leave the WAL under the threshold neither checkpoint nor start the WAL over', async () => {
+    const file = join(tempDir(), 'primary.db');
+    const store = openPrimaryStore({ file });
+    const salt = () => readFileSync(`${file}-wal`).subarray(16, 24).toString('hex');
+    await store.commit([create('first')]);
+    const first = salt();
+    for (let i = 0; i < 20; i++) {
+      await store.commit([create(`farm ${i}`)]);
+      // Time for a checkpoint had one been asked for: a WAL copied in full would start over with the
+      // next commit, under new salts in its header (and an fsync of it inside that commit).
+      await sleep(5);
+    }
+    expect(walFrames(file)).toBeLessThan(DEFAULT_MIN_FRAMES);
+    expect(store.checkpointer!.stats()).toMatchObject({ checkpoints: 0, running: false });
+    expect(salt()).toBe(first);
     await store.close();
   });
 
   it("a projection generation's commits reach its file the same way", async () => {
     const dir = tempDir();
     const store = openProjectionStore({ dir });
+    const file = join(dir, store.generation);
     let checkpoint = await store.checkpoint();
-    for (let b = 0; b < 5; b++) {
+    const batch = async (b: number) => {
       await store.commit({
         expectedCheckpoint: checkpoint,
         checkpoint: checkpoint + 1,
@@ -78,11 +127,12 @@ describe('WAL checkpoints off the writer (WalCheckpointer)', () => {
         state: [],
       });
       checkpoint += 1;
-    }
+    };
+    const batches = await commitUntilThreshold(file, batch);
     await store.checkpointer!.settled();
-    const file = join(dir, store.generation);
-    expect(fileAlone(file, 'SELECT count(*) FROM hen_productivity_current')).toBe(5);
-    expect(fileAlone(file, "SELECT value FROM projector_meta WHERE key = 'checkpoint'")).toBe(5);
+    expect(store.checkpointer!.stats().checkpoints).toBeGreaterThan(0);
+    expect(fileAlone(file, 'SELECT count(*) FROM hen_productivity_current')).toBe(batches);
+    expect(fileAlone(file, "SELECT value FROM projector_meta WHERE key = 'checkpoint'")).toBe(batches);
     await store.close();
   });
 
@@ -102,7 +152,7 @@ describe('WAL checkpoints off the writer (WalCheckpointer)', () => {
   };
 
   it('the thread starts with a commit, ends after the idle time, and starts again with the next commit', async () => {
-    const { db, checkpointer, write, inFile } = walTable({ idleExitMs: 50, restMs: 1 });
+    const { db, checkpointer, write, inFile } = walTable({ idleExitMs: 50, restMs: 1, minFrames: 1 });
     expect(checkpointer.stats().running).toBe(false);
     write('first');
     expect(checkpointer.stats().running).toBe(true);
@@ -124,7 +174,7 @@ describe('WAL checkpoints off the writer (WalCheckpointer)', () => {
   });
 
   it('a commit right after the idle stop starts a new thread, which the old one ending does not disturb', async () => {
-    const { db, checkpointer, write, inFile } = walTable({ idleExitMs: 1, restMs: 1 });
+    const { db, checkpointer, write, inFile } = walTable({ idleExitMs: 1, restMs: 1, minFrames: 1 });
     write('first');
     await checkpointer.settled();
     // The idle stop lets go of the thread at once; the thread itself ends a moment later.
@@ -161,13 +211,13 @@ describe('WAL checkpoints off the writer (WalCheckpointer)', () => {
   it('closing the store ends the thread first, so the last connection removes the WAL', async () => {
     const file = join(tempDir(), 'primary.db');
     const store = openPrimaryStore({ file });
-    await Promise.all(Array.from({ length: 20 }, (_, i) => store.commit([create(`farm ${i}`)])));
+    const commits = await commitUntilThreshold(file, (i) => store.commit([create(`farm ${i}`)]));
     expect(store.checkpointer!.stats().running).toBe(true);
     await store.close();
     expect(store.checkpointer!.stats().running).toBe(false);
     expect(existsSync(`${file}-wal`)).toBe(false);
     const reopened = openPrimaryStore({ file, readonly: true });
-    expect(reopened.db.prepare('SELECT count(*) FROM farm_current').pluck().get()).toBe(20);
+    expect(reopened.db.prepare('SELECT count(*) FROM farm_current').pluck().get()).toBe(commits);
     await reopened.close();
   });
 

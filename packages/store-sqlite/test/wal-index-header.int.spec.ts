@@ -79,6 +79,25 @@ describe('WalIndexHeader: whether anyone committed since the last look, from the
     header.close();
   });
 
+  it("reads the WAL's length: each commit's frames, 0 after a truncating checkpoint, none without a file", () => {
+    const header = new WalIndexHeader(file);
+    const start = header.lastFrame()!;
+    expect(start).toBeGreaterThanOrEqual(1);
+    writer.exec('INSERT INTO t VALUES (1)');
+    const one = header.lastFrame()!;
+    expect(one).toBeGreaterThan(start);
+    // 2,000 rows take several more pages, each a frame of this one transaction.
+    writer.exec(
+      `INSERT INTO t SELECT value FROM json_each('[${Array.from({ length: 2000 }, (_, i) => i)}]')`,
+    );
+    expect(header.lastFrame()).toBeGreaterThan(one + 2);
+    writer.pragma('wal_checkpoint(TRUNCATE)');
+    expect(header.lastFrame()).toBe(0);
+    expect(new WalIndexHeader(join(dir, 'none.sqlite')).lastFrame()).toBeUndefined();
+    header.close();
+    expect(header.lastFrame()).toBeUndefined();
+  });
+
   it('always says "look" without a -shm file, after forget() and once closed', () => {
     const missing = new WalIndexHeader(join(dir, 'none.sqlite'));
     expect(missing.unchanged()).toBe(false);
