@@ -60,7 +60,7 @@ export interface CheckpointerOptions {
    * checkpoint threshold. Fewer checkpoints mean fewer WAL restarts, each an fsync inside a commit.
    */
   readonly minFrames?: number;
-  /** The thread stops after this long without a commit, and starts again with the next one (ms). */
+  /** The thread stops after this long without a checkpoint, and starts again with the next one (ms). */
   readonly idleExitMs?: number;
   /**
    * WAL frames (pages) at which the writer still checkpoints inline, as SQLite does by default at 1000:
@@ -73,8 +73,8 @@ const CHECKPOINT_REST_MS = 100;
 /**
  * SQLite's default `wal_autocheckpoint`. A checkpoint that copies the whole WAL makes the next commit
  * start the WAL over, and under `synchronous = NORMAL` that commit fsyncs the WAL's new header before it
- * returns: with a checkpoint after every commit, every commit at rest paid for one (a farm create
- * 2.2–2.7 ms at rest, against 1.3–1.4 ms for bare Fastify + SQLite; perf/README.md, round 24).
+ * returns: with a checkpoint after every commit, every commit at rest paid for one (farm creates at
+ * rest took 2.3–2.7 ms with it, 1.75 ms with this threshold; perf/README.md, round 24).
  */
 const CHECKPOINT_MIN_FRAMES = 1000;
 const CHECKPOINT_IDLE_EXIT_MS = 30_000;
@@ -105,8 +105,8 @@ export interface CheckpointerStats {
  * it while every request of the process waits (measured on `crud-sequence`: p99 at 10 connections
  * 23–25 ms with it, 6 ms without). Here a worker thread with its own connection runs a passive
  * checkpoint once the WAL holds `minFrames` (at most one at a time, `restMs` apart), so the WAL is
- * copied while the writer goes on. Durability is unchanged: a commit is acknowledged once its WAL frames are written
- * (and synced under `full`), as before; the checkpoint only moves already-committed pages.
+ * copied while the writer goes on. Durability is unchanged: a commit is acknowledged once its WAL
+ * frames are written (and synced under `full`), as before; the checkpoint only moves committed pages.
  *
  * The writer keeps an inline checkpoint at `inlineLimitPages`: SQLite restarts the WAL from its start
  * only when a write begins with every frame copied, which a writer that never pauses may never see
