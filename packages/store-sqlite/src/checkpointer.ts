@@ -270,8 +270,11 @@ export class WalCheckpointer {
   }
 
   /**
-   * Stops the thread and waits for it to end, so that the writer's connection, closed next, is the
-   * last one: SQLite then checkpoints the rest and removes the WAL as usual.
+   * Stops the thread and waits for it to end, then copies what the WAL holds into the database file on
+   * the writer's connection. SQLite does so itself when the last connection closes, but a reader in
+   * another process (the edge, the read-api) may close after the writer, and a read-only connection
+   * never checkpoints: without this, a stack stopped cleanly could leave up to `minFrames` frames
+   * (the latest writes) only in the `-wal` file, and a copy of the database file alone would miss them.
    */
   async close(): Promise<void> {
     this.closed = true;
@@ -279,6 +282,8 @@ export class WalCheckpointer {
     const stopped = this.stopThread();
     for (const wake of this.waiters.splice(0)) wake();
     await stopped;
+    // Passive: never waits for a reader; frames a reader still needs stay for the next open.
+    if (this.db.open) this.db.pragma('wal_checkpoint(PASSIVE)');
   }
 }
 

@@ -221,6 +221,23 @@ describe('WAL checkpoints off the writer (WalCheckpointer)', () => {
     await reopened.close();
   });
 
+  it('closing the store while a read-only connection has the file open leaves every write in the file', async () => {
+    const file = join(tempDir(), 'primary.db');
+    const store = openPrimaryStore({ file });
+    await store.commit([create('first')]);
+    // A read-only connection, as the edge and the read-api hold: it closes after the writer, and a
+    // read-only connection never checkpoints, so SQLite's own checkpoint at the last close never comes.
+    const reader = new Database(file, { readonly: true });
+    expect(reader.prepare('SELECT count(*) FROM farm_current').pluck().get()).toBe(1);
+    for (let i = 0; i < 10; i++) await store.commit([create(`farm ${i}`)]);
+    expect(walFrames(file)).toBeLessThan(DEFAULT_MIN_FRAMES);
+    await store.close();
+    expect(existsSync(`${file}-wal`)).toBe(true);
+    expect(fileAlone(file, 'SELECT count(*) FROM farm_current')).toBe(11);
+    expect(fileAlone(file, 'SELECT count(*) FROM event_log')).toBe(11);
+    reader.close();
+  });
+
   it('no thread for a database without a WAL', () => {
     const store = openPrimaryStore({ file: ':memory:' });
     expect(store.checkpointer).toBeUndefined();
