@@ -78,6 +78,16 @@ interface Link {
 }
 
 /** Idle keep-alive connections to the services, closed before the services would close them. */
+/**
+ * How long a pooled connection to a service stays idle: just under the keep-alive timeout the services
+ * read from the same setting, after which they close it. One second short (half of it, under 2 s), so
+ * that a connection is never used as the service closes it. At half (5 s of 10), a write 5–10 s after
+ * the last one through the edge waited for a new connection: 0.85 ms more at rest (perf/README.md,
+ * round 24).
+ */
+const poolIdleMs = (keepAliveMs: number): number =>
+  Math.max(100, keepAliveMs - Math.min(1000, Math.floor(keepAliveMs / 2)));
+
 class Pool {
   readonly #idle: Record<Upstream, Link[]> = { write: [], read: [] };
   constructor(
@@ -226,8 +236,7 @@ export class Splicer {
   #draining = false;
 
   constructor(readonly options: SpliceOptions) {
-    // Half the services' keep-alive timeout: a pooled connection is never used as the service closes it.
-    this.#pool = new Pool(options.upstreams, Math.max(100, Math.floor(options.keepAliveTimeoutMs / 2)));
+    this.#pool = new Pool(options.upstreams, poolIdleMs(options.keepAliveTimeoutMs));
   }
 
   get pool(): Pool {

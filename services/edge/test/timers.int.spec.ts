@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { buildApp } from '@eggmesh/edge';
 import { loadConfig } from '@eggmesh/service-kit';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenOnFreePort } from './raw-client.js';
 
@@ -58,42 +58,51 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const within = (done: Promise<unknown>, ms: number) =>
   Promise.race([done.then(() => true), sleep(ms).then(() => false)]);
 
-describe('edge: keep-alive, pool and forward timers', () => {
-  let upstream: FastifyInstance;
-  let edge: FastifyInstance;
-  let port = 0;
-  /** The service's side of each connection the edge opened to it, and whether it has closed. */
+/**
+ * A service answering `/slow/api?ms=N` after N ms, behind an edge with `keepAliveMs`; `serviceSockets`
+ * holds the service's side of each connection the edge opened to it, and whether it has closed.
+ */
+async function serviceBehindEdge(keepAliveMs: number) {
   const serviceSockets: { closed: boolean }[] = [];
-
-  beforeAll(async () => {
-    upstream = Fastify({ forceCloseConnections: true });
-    upstream.get('/slow/api', async (request) => {
-      await sleep(Number((request.query as { ms?: string }).ms ?? 0));
-      return { ok: true };
-    });
-    upstream.server.on('connection', (socket: Socket) => {
-      const entry = { closed: false };
-      serviceSockets.push(entry);
-      socket.once('close', () => {
-        entry.closed = true;
-      });
-    });
-    const upstreamUrl = await upstream.listen({ port: 0, host: '127.0.0.1' });
-    edge = await buildApp({
-      config: loadConfig({
-        EGGMESH_WRITE_API_URL: upstreamUrl,
-        EGGMESH_READ_API_URL: 'http://127.0.0.1:9',
-        EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_MS),
-        EGGMESH_HTTP_HEADERS_TIMEOUT_MS: '500',
-        EGGMESH_HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
-      }),
-    });
-    port = await listenOnFreePort(edge);
+  const upstream = Fastify({ forceCloseConnections: true });
+  upstream.get('/slow/api', async (request) => {
+    await sleep(Number((request.query as { ms?: string }).ms ?? 0));
+    return { ok: true };
   });
-  afterAll(async () => {
+  upstream.server.on('connection', (socket: Socket) => {
+    const entry = { closed: false };
+    serviceSockets.push(entry);
+    socket.once('close', () => {
+      entry.closed = true;
+    });
+  });
+  const upstreamUrl = await upstream.listen({ port: 0, host: '127.0.0.1' });
+  const edge = await buildApp({
+    config: loadConfig({
+      EGGMESH_WRITE_API_URL: upstreamUrl,
+      EGGMESH_READ_API_URL: 'http://127.0.0.1:9',
+      EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS: String(keepAliveMs),
+      EGGMESH_HTTP_HEADERS_TIMEOUT_MS: '500',
+      EGGMESH_HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+    }),
+  });
+  const port = await listenOnFreePort(edge);
+  const close = async () => {
     await edge.close();
     await upstream.close();
+  };
+  return { port, serviceSockets, close };
+}
+
+describe('edge: keep-alive, pool and forward timers', () => {
+  let port = 0;
+  let serviceSockets: { closed: boolean }[] = [];
+  let close: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ port, serviceSockets, close } = await serviceBehindEdge(KEEP_ALIVE_MS));
   });
+  afterAll(() => close());
 
   it('answers a forward slower than the keep-alive and pool idle times, then closes the idle connections', async () => {
     const client = new Client(port);
@@ -125,5 +134,28 @@ describe('edge: keep-alive, pool and forward timers', () => {
       error: 'the write-api did not answer in time',
       code: 'EGGMESH_UPSTREAM_TIMEOUT',
     });
+  });
+});
+
+describe("edge: a pooled connection lives until just before the service's keep-alive ends", () => {
+  // 3 s: the pool keeps an idle connection 2 s (one second short), where half the keep-alive was 1.5 s.
+  const keepAliveMs = 3000;
+  let pair: Awaited<ReturnType<typeof serviceBehindEdge>>;
+  beforeAll(async () => {
+    pair = await serviceBehindEdge(keepAliveMs);
+  });
+  afterAll(() => pair.close());
+
+  it('sends a write 1.7 s after the last one on the same connection, and closes it before the service would', async () => {
+    const client = new Client(pair.port);
+    expect((await client.get('/slow/api?ms=0')).status).toBe(200);
+    await sleep(1700);
+    expect((await client.get('/slow/api?ms=0')).status).toBe(200);
+    // One connection to the service for both: the second did not wait for a new one.
+    expect(pair.serviceSockets.length).toBe(1);
+    client.socket.destroy();
+    // The edge lets it go 2 s after its last use, before the service's own 3 s.
+    await sleep(2400);
+    expect(pair.serviceSockets[0]!.closed).toBe(true);
   });
 });
