@@ -77,7 +77,6 @@ interface Link {
   user: LinkUser | undefined;
 }
 
-/** Idle keep-alive connections to the services, closed before the services would close them. */
 /**
  * How long a pooled connection to a service stays idle: just under the keep-alive timeout the services
  * read from the same setting, after which they close it. One second short (half of it, under 2 s), so
@@ -88,6 +87,7 @@ interface Link {
 const poolIdleMs = (keepAliveMs: number): number =>
   Math.max(100, keepAliveMs - Math.min(1000, Math.floor(keepAliveMs / 2)));
 
+/** Idle keep-alive connections to the services, closed before the services would close them. */
 class Pool {
   readonly #idle: Record<Upstream, Link[]> = { write: [], read: [] };
   constructor(
