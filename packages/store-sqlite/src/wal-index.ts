@@ -36,12 +36,7 @@ export class WalIndexHeader {
    * bytes just read for the next call (the caller then looks at the database itself).
    */
   unchanged(): boolean {
-    const read = this.read(this.next);
-    if (read === 0) {
-      this.known = false;
-      return false;
-    }
-    const valid = read === WAL_INDEX_HEADER_BYTES && isInitialisedHeader(this.next);
+    const valid = this.read(this.next) === WAL_INDEX_HEADER_BYTES && isInitialisedHeader(this.next);
     if (valid && this.known && this.next.equals(this.last)) return true;
     [this.last, this.next] = [this.next, this.last];
     this.known = valid;

@@ -124,6 +124,12 @@ class Pool {
     return link;
   }
 
+  /** Closes a connection that will not be used again (its close then finds it in no list). */
+  discard(link: Link): void {
+    link.user = undefined;
+    link.socket.destroy();
+  }
+
   /** Back to the pool, its user gone. */
   give(link: Link): void {
     link.user = undefined;
@@ -513,15 +519,11 @@ class Connection {
     return Buffer.from(text, 'latin1');
   }
 
-  /** The forward is over: its listeners and timer go; the connection to the service closes unless `keep`. */
+  /** The forward is over: the connection to the service goes back to the pool if `keep`, else it closes. */
   #release(forward: Forward, keep = false): void {
     this.#forward = undefined;
-    const link = forward.link;
-    if (keep) this.#splicer.pool.give(link);
-    else {
-      link.user = undefined;
-      link.socket.destroy();
-    }
+    if (keep) this.#splicer.pool.give(forward.link);
+    else this.#splicer.pool.discard(forward.link);
   }
 
   /** Counts the answer (metrics) and logs it when requests are logged. */
