@@ -3,11 +3,14 @@ import type { SideSummary } from '../src/lib/load.js';
 import { parseRebuildOutput } from '../src/lib/rebuild.js';
 import {
   type BenchReport,
+  intervalNote,
   judgeTargets,
+  latencyMarkdown,
   renderCharts,
   renderMarkdown,
   worstScaling,
 } from '../src/lib/report.js';
+import type { LatencyCell, LatencyResult } from '../src/scenarios/latency.js';
 import type { ScalingQuery, ScalingResult } from '../src/scenarios/types.js';
 
 const summary = (p50: number, p99: number, rps = 1_000): SideSummary => ({
@@ -162,5 +165,73 @@ describe('parseRebuildOutput', () => {
 
   it('refuses output without a summary', () => {
     expect(() => parseRebuildOutput('rebuilt 5 events')).toThrow(/no JSON summary/);
+  });
+});
+
+describe('the latency targets and their bootstrap intervals', () => {
+  const cell = (target: LatencyCell['target'], clients: number, kind: string, p95: number): LatencyCell => ({
+    target,
+    clients,
+    kind,
+    count: 40,
+    p50: p95 / 2,
+    p95,
+    p99: p95 * 1.2,
+  });
+  const latency: LatencyResult = {
+    thinkMs: 500,
+    secondsPerRun: 30,
+    runs: 3,
+    cpu: [],
+    loaded: [],
+    cells: [1, 10].flatMap((clients) => [
+      cell('direct', clients, 'graphql (all)', 2),
+      cell('direct', clients, 'rest (all)', 4),
+      cell('front-door', clients, 'graphql (all)', 2.1),
+      cell('front-door', clients, 'rest (all)', 5),
+    ]),
+    intervals: [
+      { door: 'front-door', clients: 1, api: 'graphql', low: 0.8, high: 1.1, level: 0.9 },
+      { door: 'front-door', clients: 1, api: 'rest', low: 1.2, high: 1.5, level: 0.9 },
+      { door: 'front-door', clients: 10, api: 'graphql', low: 0.9, high: 1.3, level: 0.9 },
+    ],
+  };
+  const withLatency: Omit<BenchReport, 'targets'> = {
+    ...report('national'),
+    scenarios: [{ name: 'latency', description: 'latency', cases: [], figures: {}, notes: [], latency }],
+  };
+
+  it('judges each ratio by its point value and says whether its interval settles the verdict', () => {
+    const targets = judgeTargets(withLatency);
+    const by = (clients: number, api: string) =>
+      targets.find(
+        (t) =>
+          t.target ===
+          `latency c=${clients}: front-door ${api} p95 ÷ direct ${api === 'GraphQL' ? 'read-api' : 'write-api'} p95`,
+      );
+    expect(by(1, 'GraphQL')).toMatchObject({ value: 1.05, met: true });
+    expect(by(1, 'GraphQL')?.note).toBe(
+      '90 % bootstrap interval 0.80–1.10 over 40 and 40 samples: met across it',
+    );
+    expect(by(1, 'REST')).toMatchObject({ value: 1.25, met: false });
+    expect(by(1, 'REST')?.note).toMatch(/1\.20–1\.50 .*: missed across it$/);
+    expect(by(10, 'GraphQL')?.note).toMatch(/0\.90–1\.30 .*: the limit lies inside it/);
+    // No interval (an older report): the verdict alone.
+    expect(by(10, 'REST')).toMatchObject({ value: 1.25, met: false });
+    expect(by(10, 'REST')?.note).toBeUndefined();
+  });
+
+  it('lists the intervals under the latency table', () => {
+    const text = latencyMarkdown(latency).join('\n');
+    expect(text).toContain('| 1 | REST | Node edge | 1.25× | 90 %: 1.20–1.50 |');
+    expect(text).toContain('| 10 | GraphQL | Node edge | 1.05× | 90 %: 0.90–1.30 |');
+    expect(latencyMarkdown({ ...latency, intervals: [] }).join('\n')).not.toContain('bootstrap');
+  });
+
+  it('classifies an interval that touches the limit as met', () => {
+    expect(intervalNote({ low: 1, high: 1.15, level: 0.9 }, 10, 20, 1.15)).toMatch(/: met across it$/);
+    expect(intervalNote({ low: 1.16, high: 2, level: 0.5 }, 10, 20, 1.15)).toBe(
+      '50 % bootstrap interval 1.16–2.00 over 10 and 20 samples: missed across it',
+    );
   });
 });

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../src/data/prng.js';
 import { parseStatTicks } from '../src/lib/proc.js';
 import { formatDuration, progressLine } from '../src/lib/progress.js';
-import { median, percentileOfSorted, ratio, SampleBuffer, summarizeLatencies } from '../src/lib/stats.js';
+import {
+  median,
+  percentileOfSorted,
+  percentileRatioInterval,
+  ratio,
+  SampleBuffer,
+  summarizeLatencies,
+} from '../src/lib/stats.js';
 
 describe('median', () => {
   it('takes the middle value of an odd count and the mean of the two middles of an even count', () => {
@@ -85,5 +93,68 @@ describe('progress line', () => {
     expect(formatDuration(5.25)).toBe('5.3s');
     expect(formatDuration(125)).toBe('2m05s');
     expect(formatDuration(7_260)).toBe('2h01m');
+  });
+});
+
+describe('percentileRatioInterval (bootstrap of a p95 ratio)', () => {
+  const seeded = (seed: number) => mulberry32(seed).next;
+  // Latency-like samples: a skewed spread from 1 to about 6 ms, in a fixed order.
+  const sample = (n: number, seed: number, scale = 1) => {
+    const next = seeded(seed);
+    return Array.from({ length: n }, () => scale * (1 + 5 * next() ** 3));
+  };
+
+  it('straddles 1 for two samples of one distribution, and moves with the point ratio', () => {
+    const a = sample(200, 1);
+    const b = sample(200, 2);
+    const point =
+      percentileOfSorted(
+        [...a].sort((x, y) => x - y),
+        95,
+      ) /
+      percentileOfSorted(
+        [...b].sort((x, y) => x - y),
+        95,
+      );
+    const interval = percentileRatioInterval(a, b, 95, seeded(7))!;
+    expect(interval.level).toBe(0.9);
+    expect(interval.low).toBeLessThan(1);
+    expect(interval.high).toBeGreaterThan(1);
+    expect(interval.low).toBeLessThanOrEqual(point);
+    expect(interval.high).toBeGreaterThanOrEqual(point);
+  });
+
+  it('excludes 1 when one side is twice the other', () => {
+    const b = sample(300, 3);
+    const a = sample(300, 4, 2);
+    const interval = percentileRatioInterval(a, b, 95, seeded(7))!;
+    expect(interval.low).toBeGreaterThan(1.3);
+    expect(interval.high).toBeLessThan(3);
+  });
+
+  it('narrows as the samples grow', () => {
+    const width = (n: number) => {
+      const interval = percentileRatioInterval(sample(n, 5), sample(n, 6), 95, seeded(7))!;
+      return interval.high - interval.low;
+    };
+    expect(width(2000)).toBeLessThan(width(40) / 2);
+  });
+
+  it('is the same for the same seed, and its level is the share of draws inside', () => {
+    const a = sample(80, 8);
+    const b = sample(80, 9);
+    expect(percentileRatioInterval(a, b, 95, seeded(3))).toEqual(
+      percentileRatioInterval(a, b, 95, seeded(3)),
+    );
+    const wide = percentileRatioInterval(a, b, 95, seeded(3), 2000, 0.98)!;
+    const narrow = percentileRatioInterval(a, b, 95, seeded(3), 2000, 0.5)!;
+    expect(wide.low).toBeLessThan(narrow.low);
+    expect(wide.high).toBeGreaterThan(narrow.high);
+  });
+
+  it('is null without samples or with a zero percentile below', () => {
+    expect(percentileRatioInterval([], [1, 2], 95, seeded(1))).toBeNull();
+    expect(percentileRatioInterval([1, 2], [], 95, seeded(1))).toBeNull();
+    expect(percentileRatioInterval([1, 2], [0, 0, 0], 95, seeded(1))).toBeNull();
   });
 });

@@ -17,7 +17,7 @@ import { type ProfileSummary, profileMarkdown } from './cpuprofile.js';
 import type { MachineFacts } from './env.js';
 import type { StoreFigures } from './mongo.js';
 import type { RebuildFigures } from './rebuild.js';
-import { ratio } from './stats.js';
+import { type Interval, ratio } from './stats.js';
 import { barChartSvg, lineChartSvg } from './svg.js';
 
 export interface SetupFigures {
@@ -85,6 +85,17 @@ const findCase = (
 /** The scaling curve of a report, if it has one. */
 export const scalingOf = (report: Pick<BenchReport, 'scenarios'>): ScalingResult | undefined =>
   report.scenarios.find((s) => s.scaling)?.scaling;
+
+/**
+ * What a ratio's bootstrap interval says about its verdict against a `≤ limit` target: met or missed
+ * whatever the draw when the interval lies on one side of the limit, else within the samples' noise.
+ */
+export function intervalNote(interval: Interval, n: number, baseN: number, limit: number): string {
+  const range = `${Math.round(interval.level * 100)} % bootstrap interval ${interval.low.toFixed(2)}–${interval.high.toFixed(2)} over ${n} and ${baseN} samples`;
+  if (interval.high <= limit) return `${range}: met across it`;
+  if (interval.low > limit) return `${range}: missed across it`;
+  return `${range}: the limit lies inside it, so these samples do not settle the verdict`;
+}
 
 /** The latency scenario's result, if the run has one. */
 export const latencyOf = (report: Pick<BenchReport, 'scenarios'>): LatencyResult | undefined =>
@@ -219,11 +230,15 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetCheck[
         for (const door of ['front-door', 'haproxy'] as const) {
           const f = cellOf(lat, door, clients, `${api} (all)`);
           if (door === 'haproxy' && !f) continue;
+          const interval = lat.intervals?.find(
+            (i) => i.door === door && i.clients === clients && i.api === api,
+          );
           add(
             `latency c=${clients}: ${door === 'haproxy' ? 'HAProxy front door (EGGMESH_FRONT_DOOR=haproxy)' : 'front-door'} ${api === 'graphql' ? 'GraphQL' : 'REST'} p95 ÷ direct ${service} p95`,
             f && d && d.p95 > 0 ? f.p95 / d.p95 : null,
             '≤ 1.15',
             (v) => v <= 1.15,
+            interval && f && d ? intervalNote(interval, f.count, d.count, 1.15) : undefined,
           );
         }
       }
@@ -338,6 +353,20 @@ export function latencyMarkdown(lat: LatencyResult): string[] {
           : `| ${clients} | ${bold}${kind}${bold} | ${f?.count ?? '–'} | ${three(f)} | ${three(d)} | ${three(b)} | ${over(f)} | ${r(d && b ? d.p95 / b.p95 : null)} |`,
       );
     }
+  }
+  if (lat.intervals && lat.intervals.length > 0) {
+    lines.push(
+      '',
+      'How far the pooled p95 ratios move with their samples (percentile bootstrap, 2,000 draws of both sides):',
+      '',
+      '| clients | API | front door | p95 ÷ direct | interval |',
+      '|--:|---|---|--:|---|',
+      ...lat.intervals.map((i) => {
+        const f = cellOf(lat, i.door, i.clients, `${i.api} (all)`);
+        const d = cellOf(lat, 'direct', i.clients, `${i.api} (all)`);
+        return `| ${i.clients} | ${i.api === 'graphql' ? 'GraphQL' : 'REST'} | ${i.door === 'haproxy' ? 'HAProxy' : 'Node edge'} | ${r(f && d ? f.p95 / d.p95 : null)} | ${Math.round(i.level * 100)} %: ${i.low.toFixed(2)}–${i.high.toFixed(2)} |`;
+      }),
+    );
   }
   if (lat.cpu.length > 0) {
     lines.push(

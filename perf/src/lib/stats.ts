@@ -70,3 +70,51 @@ export class SampleBuffer {
     return this.#data.subarray(0, this.#length);
   }
 }
+
+/** A range of plausible values of a figure: `low` and `high` bound the middle `level` of its resamples. */
+export interface Interval {
+  readonly low: number;
+  readonly high: number;
+  readonly level: number;
+}
+
+/**
+ * How far the ratio of two percentiles (`p`-th of `a` ÷ `p`-th of `b`) moves with the samples it rests
+ * on: a percentile bootstrap. Each of `draws` rounds draws `a.length` samples from `a` and `b.length` from
+ * `b`, with replacement, and takes the ratio of their percentiles; the interval is the middle `level`
+ * (default 90 %) of those ratios. A p95 of 40 samples is the third highest of them, so two runs of the same
+ * code can put the same ratio on either side of a 1.15 target (perf/README.md, rounds 17–24): the interval
+ * says how much of a verdict the samples carry. `next` gives uniform numbers in [0, 1) (a seeded generator
+ * for repeatable reports). Null when either side has no samples or `b`'s percentile is not positive in the
+ * samples themselves.
+ */
+export function percentileRatioInterval(
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  p: number,
+  next: () => number,
+  draws = 2000,
+  level = 0.9,
+): Interval | null {
+  if (a.length === 0 || b.length === 0) return null;
+  if (!(percentileOfSorted(Float64Array.from(b).sort(), p) > 0)) return null;
+  const resampledPercentile = (from: ArrayLike<number>, into: Float64Array): number => {
+    for (let i = 0; i < into.length; i++) into[i] = from[Math.floor(next() * from.length)]!;
+    return percentileOfSorted(into.sort(), p);
+  };
+  const da = new Float64Array(a.length);
+  const db = new Float64Array(b.length);
+  const ratios = new Float64Array(draws);
+  for (let d = 0; d < draws; d++) {
+    const below = resampledPercentile(b, db);
+    // A resample of `b` can be all zeros only when `b` holds zeros: such a draw says "unbounded".
+    ratios[d] = below > 0 ? resampledPercentile(a, da) / below : Number.POSITIVE_INFINITY;
+  }
+  ratios.sort();
+  const tail = ((1 - level) / 2) * 100;
+  return {
+    low: percentileOfSorted(ratios, tail),
+    high: percentileOfSorted(ratios, 100 - tail),
+    level,
+  };
+}

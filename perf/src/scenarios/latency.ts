@@ -4,7 +4,7 @@ import { check, GateError } from '../lib/gate.js';
 import { Client } from '../lib/http-client.js';
 import { assertClean, type LoadSpec, measure, runLoad } from '../lib/load.js';
 import { haproxyAvailable } from '../lib/stack.js';
-import { median, percentileOfSorted } from '../lib/stats.js';
+import { type Interval, median, percentileOfSorted, percentileRatioInterval } from '../lib/stats.js';
 import { expectStatus, graphqlCheck, graphStep, newFarm, Picker, parse } from './common.js';
 import { gqlBody, LIST_LIMIT, type QueryName } from './queries.js';
 import type { Scenario, ScenarioContext } from './types.js';
@@ -69,6 +69,15 @@ export interface LatencyResult {
   readonly loadedRest?: readonly LoadedCpu[];
   /** The GraphQL getById alone, loaded (the front door's in-process read path against the read-api's). */
   readonly loadedGraphql?: readonly LoadedCpu[];
+  /** How far each front door's p95 ratio moves with its samples (absent in older reports). */
+  readonly intervals?: readonly RatioInterval[];
+}
+
+/** The 90 % bootstrap interval of a front door's p95 ÷ the direct service's, pooled per API. */
+export interface RatioInterval extends Interval {
+  readonly door: FrontDoor;
+  readonly clients: number;
+  readonly api: RequestApi;
 }
 
 /**
@@ -380,6 +389,9 @@ export const latency: Scenario = {
     const turns = targets.map((target) => ({ target, bases: basesOf(context, target) }));
     const cells: LatencyCell[] = [];
     const cpu: LatencyCpu[] = [];
+    const intervals: RatioInterval[] = [];
+    // Seeded: the same samples give the same interval in the report.
+    const resample = mulberry32(1).next;
     /** `users` virtual users for `seconds`, with `think` ms after each answer; their samples go to `into`. */
     const runUsers = (
       users: number,
@@ -421,6 +433,14 @@ export const latency: Scenario = {
           (c) => c.target === target && c.clients === clients && c.kind === 'graphql (all)',
         );
         const r = cells.find((c) => c.target === target && c.clients === clients && c.kind === 'rest (all)');
+        if (target === 'front-door' || target === 'haproxy') {
+          for (const api of ['graphql', 'rest'] as const) {
+            const pooled = (t: LatencyTarget) =>
+              latencyKinds.filter((k) => k.api === api).flatMap((k) => samples.get(t)!.get(k.name)!);
+            const interval = percentileRatioInterval(pooled(target), pooled('direct'), 95, resample);
+            if (interval) intervals.push({ door: target, clients, api, ...interval });
+          }
+        }
         context.log(
           `  latency/${target} c=${clients}: graphql p50 ${g?.p50.toFixed(2)} p95 ${g?.p95.toFixed(2)} ms (n ${g?.count}) | rest p50 ${r?.p50.toFixed(2)} p95 ${r?.p95.toFixed(2)} ms (n ${r?.count})`,
         );
@@ -439,6 +459,7 @@ export const latency: Scenario = {
       loaded,
       loadedRest,
       loadedGraphql,
+      intervals,
     };
     const figures: Record<string, number> = {};
     for (const clients of latencyClients) {
