@@ -421,23 +421,27 @@ export const latency: Scenario = {
         requests += sent.reduce((a, b) => a + b, 0);
       }
       check(requests > 0, `latency c=${clients}: no request completed`);
+      /** Every sample of one API's kinds, for one target. */
+      const pooled = (target: LatencyTarget, api: RequestApi) =>
+        latencyKinds.filter((k) => k.api === api).flatMap((k) => samples.get(target)!.get(k.name)!);
       for (const target of targets) {
         const byKind = samples.get(target)!;
         for (const kind of latencyKinds)
           cells.push(summarize(target, clients, kind.name, byKind.get(kind.name)!));
-        for (const api of ['graphql', 'rest'] as const) {
-          const pooled = latencyKinds.filter((k) => k.api === api).flatMap((k) => byKind.get(k.name)!);
-          cells.push(summarize(target, clients, `${api} (all)`, pooled));
-        }
+        for (const api of ['graphql', 'rest'] as const)
+          cells.push(summarize(target, clients, `${api} (all)`, pooled(target, api)));
         const g = cells.find(
           (c) => c.target === target && c.clients === clients && c.kind === 'graphql (all)',
         );
         const r = cells.find((c) => c.target === target && c.clients === clients && c.kind === 'rest (all)');
         if (target === 'front-door' || target === 'haproxy') {
           for (const api of ['graphql', 'rest'] as const) {
-            const pooled = (t: LatencyTarget) =>
-              latencyKinds.filter((k) => k.api === api).flatMap((k) => samples.get(t)!.get(k.name)!);
-            const interval = percentileRatioInterval(pooled(target), pooled('direct'), 95, resample);
+            const interval = percentileRatioInterval(
+              pooled(target, api),
+              pooled('direct', api),
+              95,
+              resample,
+            );
             if (interval) intervals.push({ door: target, clients, api, ...interval });
           }
         }
