@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatasetCounts } from '../data/dataset.js';
 import type { LatencyResult, LoadedCpu } from '../scenarios/latency.js';
@@ -740,9 +740,16 @@ function comparisonCharts(report: BenchReport): { name: string; title: string; s
   ];
 }
 
-/** Writes `<stem>.json`, `<stem>.md` and `<stem>-<chart>.svg` into `dir`; returns the paths. */
-export function writeReport(dir: string, stem: string, report: BenchReport): string[] {
+/**
+ * Writes `<stem>.json`, `<stem>.md` and `<stem>-<chart>.svg` into `dir`; returns the paths. A report of
+ * the same name already there is kept: this one becomes `<stem>-run2` (or the first `-run<N>` free), so a
+ * second run of one commit and scenario never replaces the first one's measurements.
+ */
+export function writeReport(dir: string, given: string, report: BenchReport): string[] {
   mkdirSync(dir, { recursive: true });
+  let stem = given;
+  for (let n = 2; existsSync(join(dir, `${stem}.json`)) || existsSync(join(dir, `${stem}.md`)); n++)
+    stem = `${given}-run${n}`;
   const charts = renderCharts(report);
   const written: string[] = [];
   const chartLinks = charts.map((chart) => {
