@@ -3,29 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BenchReport, writeReport } from '../src/lib/report.js';
+import { smallCounts, testMachine } from './report-fixture.js';
 
 const report = (commit: string): BenchReport => ({
   schemaVersion: 1,
   date: '2026-01-02T03:04:05.000Z',
   commit,
-  machine: { cores: 2, cpuModel: 'test', memoryGiB: 4, os: 'Linux', node: 'v20', loadAverage: [0, 0, 0] },
+  machine: testMachine,
   preset: 'small',
   seed: 1,
-  counts: {
-    farm: 1,
-    coop: 0,
-    hen: 0,
-    container: 0,
-    consumer: 0,
-    lay_report: 0,
-    storage_deposit: 0,
-    storage_withdrawal: 0,
-    container_transfer: 0,
-    consumption_report: 0,
-    actors: 0,
-    events: 0,
-    total: 1,
-  },
+  counts: smallCounts,
   plan: { runs: 1, durationSec: 1, warmupSec: 0, connections: 1, quick: false },
   baselinesOnly: false,
   setup: {},

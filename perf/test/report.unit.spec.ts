@@ -12,6 +12,7 @@ import {
 } from '../src/lib/report.js';
 import type { LatencyCell, LatencyResult } from '../src/scenarios/latency.js';
 import type { ScalingQuery, ScalingResult } from '../src/scenarios/types.js';
+import { smallCounts, testMachine } from './report-fixture.js';
 
 const summary = (p50: number, p99: number, rps = 1_000): SideSummary => ({
   rps,
@@ -56,24 +57,10 @@ function report(large: 'national' | 'medium', quick = false): Omit<BenchReport, 
     schemaVersion: 1,
     date: '2026-01-02T03:04:05.000Z',
     commit: 'abc1234',
-    machine: { cores: 2, cpuModel: 'test', memoryGiB: 4, os: 'Linux', node: 'v20', loadAverage: [0, 0, 0] },
+    machine: testMachine,
     preset: 'small',
     seed: 1,
-    counts: {
-      farm: 50,
-      coop: 150,
-      hen: 4_500,
-      container: 300,
-      consumer: 5_000,
-      lay_report: 0,
-      storage_deposit: 0,
-      storage_withdrawal: 0,
-      container_transfer: 0,
-      consumption_report: 0,
-      actors: 0,
-      events: 0,
-      total: 36_900,
-    },
+    counts: smallCounts,
     plan: { runs: 3, durationSec: 10, warmupSec: 3, connections: 100, quick },
     baselinesOnly: false,
     setup: {
