@@ -78,6 +78,9 @@ export interface Interval {
   readonly level: number;
 }
 
+/** Resamples per bootstrap interval (the default of `percentileRatioInterval`). */
+export const BOOTSTRAP_DRAWS = 2000;
+
 /**
  * How far the ratio of two percentiles (`p`-th of `a` ÷ `p`-th of `b`) moves with the samples it rests
  * on: a percentile bootstrap. Each of `draws` rounds draws `a.length` samples from `a` and `b.length` from
@@ -93,7 +96,7 @@ export function percentileRatioInterval(
   b: ArrayLike<number>,
   p: number,
   next: () => number,
-  draws = 2000,
+  draws = BOOTSTRAP_DRAWS,
   level = 0.9,
 ): Interval | null {
   if (a.length === 0 || b.length === 0) return null;
