@@ -418,7 +418,12 @@ export const latency: Scenario = {
       let requests = 0;
       for (let i = 0; i < plan.runs; i++) {
         const sent = await runUsers(clients, thinkMs, secondsPerRun * targets.length, samples);
-        requests += sent.reduce((a, b) => a + b, 0);
+        const count = sent.reduce((a, b) => a + b, 0);
+        requests += count;
+        // A run lasts 3 × --duration for each target (6 min for four at the default): say where it is.
+        context.log(
+          `  latency c=${clients}: run ${i + 1}/${plan.runs} done, ${count} requests (${secondsPerRun * targets.length} s a run)`,
+        );
       }
       check(requests > 0, `latency c=${clients}: no request completed`);
       /** Every sample of one API's kinds, for one target. */
