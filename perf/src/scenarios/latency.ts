@@ -420,7 +420,7 @@ export const latency: Scenario = {
         const sent = await runUsers(clients, thinkMs, secondsPerRun * targets.length, samples);
         const count = sent.reduce((a, b) => a + b, 0);
         requests += count;
-        // A run lasts 3 × --duration for each target (6 min for four at the default): say where it is.
+        // A run lasts 3 × --duration for each target (2 min for four at the default): say where it is.
         context.log(
           `  latency c=${clients}: run ${i + 1}/${plan.runs} done, ${count} requests (${secondsPerRun * targets.length} s a run)`,
         );
