@@ -216,9 +216,50 @@ describe('the latency targets and their bootstrap intervals', () => {
   });
 
   it('classifies an interval that touches the limit as met', () => {
-    expect(intervalNote({ low: 1, high: 1.15, level: 0.9 }, 10, 20, 1.15)).toMatch(/: met across it$/);
-    expect(intervalNote({ low: 1.16, high: 2, level: 0.5 }, 10, 20, 1.15)).toBe(
+    const atMost = (v: number) => v <= 1.15;
+    expect(intervalNote({ low: 1, high: 1.15, level: 0.9 }, '10 and 20', atMost)).toMatch(/: met across it$/);
+    expect(intervalNote({ low: 1.16, high: 2, level: 0.5 }, '10 and 20', atMost)).toBe(
       '50 % bootstrap interval 1.16–2.00 over 10 and 20 samples: missed across it',
     );
+  });
+});
+
+describe('the client-seen lag target and its bootstrap interval', () => {
+  const withLag = (figures: Record<string, number>): Omit<BenchReport, 'targets'> => ({
+    ...report('national'),
+    scenarios: [{ name: 'mixed-workload', description: 'mixed', cases: [], figures, notes: [] }],
+  });
+  const lagTarget = (figures: Record<string, number>) =>
+    judgeTargets(withLag(figures)).find((t) => t.target.includes('seen by a client'));
+
+  it('says whether the interval settles the verdict, beside the wait for the projections', () => {
+    const across = lagTarget({
+      lag_p99_ms: 42.3,
+      lag_p99_low_ms: 38.04,
+      lag_p99_high_ms: 47.96,
+      lag_samples: 959,
+      lag_wait_p99_ms: 6.7,
+    });
+    expect(across).toMatchObject({ value: 42.3, met: true });
+    expect(across?.note).toBe(
+      '90 % bootstrap interval 38.0–48.0 over 959 samples: met across it; ' +
+        "of it, the read-api waited for the projections: p99 6.7 ms (server-timing); the rest is the read's own trip through a loaded read-api",
+    );
+    const inside = lagTarget({ lag_p99_ms: 48, lag_p99_low_ms: 44, lag_p99_high_ms: 55, lag_samples: 900 });
+    expect(inside).toMatchObject({ value: 48, met: true });
+    expect(inside?.note).toMatch(/44\.0–55\.0 over 900 samples: the limit lies inside it/);
+    // The target is strict (< 50): an interval ending at 50 is not met across it.
+    expect(
+      lagTarget({ lag_p99_ms: 45, lag_p99_low_ms: 40, lag_p99_high_ms: 50, lag_samples: 900 })?.note,
+    ).toMatch(/the limit lies inside it/);
+    expect(
+      lagTarget({ lag_p99_ms: 60, lag_p99_low_ms: 52, lag_p99_high_ms: 70, lag_samples: 900 }),
+    ).toMatchObject({ met: false, note: expect.stringMatching(/: missed across it$/) });
+  });
+
+  it('keeps the verdict alone for a report without the interval', () => {
+    const alone = lagTarget({ lag_p99_ms: 51.6 });
+    expect(alone).toMatchObject({ value: 51.6, met: false });
+    expect(alone?.note).toBeUndefined();
   });
 });

@@ -4,6 +4,7 @@ import { parseStatTicks } from '../src/lib/proc.js';
 import { formatDuration, progressLine } from '../src/lib/progress.js';
 import {
   median,
+  percentileInterval,
   percentileOfSorted,
   percentileRatioInterval,
   ratio,
@@ -156,5 +157,41 @@ describe('percentileRatioInterval (bootstrap of a p95 ratio)', () => {
     expect(percentileRatioInterval([], [1, 2], 95, seeded(1))).toBeNull();
     expect(percentileRatioInterval([1, 2], [], 95, seeded(1))).toBeNull();
     expect(percentileRatioInterval([1, 2], [0, 0, 0], 95, seeded(1))).toBeNull();
+  });
+});
+
+describe('percentileInterval (bootstrap of one p99)', () => {
+  const seeded = (seed: number) => mulberry32(seed).next;
+  const sample = (n: number, seed: number) => {
+    const next = seeded(seed);
+    return Array.from({ length: n }, () => 5 + 40 * next() ** 4);
+  };
+
+  it('holds the point p99 and lies within the samples', () => {
+    const a = sample(1000, 11);
+    const sorted = [...a].sort((x, y) => x - y);
+    const point = percentileOfSorted(sorted, 99);
+    const interval = percentileInterval(a, 99, seeded(1))!;
+    expect(interval.level).toBe(0.9);
+    expect(interval.low).toBeLessThanOrEqual(point);
+    expect(interval.high).toBeGreaterThanOrEqual(point);
+    expect(interval.low).toBeLessThan(interval.high);
+    expect(interval.low).toBeGreaterThanOrEqual(sorted[0]!);
+    expect(interval.high).toBeLessThanOrEqual(sorted[sorted.length - 1]!);
+  });
+
+  it('narrows as the samples grow, and repeats for the same seed', () => {
+    const width = (n: number) => {
+      const interval = percentileInterval(sample(n, 12), 99, seeded(2))!;
+      return interval.high - interval.low;
+    };
+    expect(width(20_000)).toBeLessThan(width(300) / 2);
+    const a = sample(500, 13);
+    expect(percentileInterval(a, 99, seeded(4))).toEqual(percentileInterval(a, 99, seeded(4)));
+  });
+
+  it('is null without samples, and a point for samples all alike', () => {
+    expect(percentileInterval([], 99, seeded(1))).toBeNull();
+    expect(percentileInterval([7, 7, 7], 99, seeded(1))).toEqual({ low: 7, high: 7, level: 0.9 });
   });
 });
