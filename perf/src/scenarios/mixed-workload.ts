@@ -236,7 +236,7 @@ export const mixedWorkload: Scenario = {
       cases,
       figures,
       notes: [
-        `Both sides get the same offered write rate (half of ${rateSide}'s measured maximum, ${max.rps.toFixed(0)}/s); ` +
+        `Both sides get the same offered write rate, ${rate}/s: half the maximum measured on ${rateSide === 'ours' ? 'our services' : 'the baseline'} (${max.rps.toFixed(0)}/s); ` +
           'the baseline has no projector and no lag. CPU per request counts all server processes of a side over all requests.',
       ],
     };
