@@ -433,13 +433,13 @@ export function soakMarkdown(soak: SoakResult): string[] {
   return [
     '## Memory (soak)',
     '',
-    `${soak.seconds} s through the front door at ${soak.writeRate} event writes/s and ${soak.readRate} projection/relationship reads/s (${n(soak.requests)} requests), RSS (VmRSS) of every process every ${soak.sampleEverySec} s. "Bounded": the median of the last third of the samples is at most 10% (+ 8 MiB) above the middle third's, and the least-squares slope over the second half is under 2 MiB/min.`,
+    `${soak.seconds} s through the front door at ${soak.writeRate} event writes/s and ${soak.readRate} projection/relationship reads/s (${n(soak.requests)} requests), RSS (VmRSS) of every process every ${soak.sampleEverySec} s. A process is judged not to grow when its last two minutes stay within 2 MiB ("settled"), or when its last third peaks at most 8 MiB above its middle third's highest sample and falls back at least to that third's median ("falls back": a garbage collector's sawtooth whose peaks do not climb, whatever phase the run ends in), or when the median of its last third is at most 10% (+ 8 MiB) above the middle third's and the least-squares slope over the second half is under 2 MiB/min ("bounded").`,
     '',
     '| process | idle before MiB | middle third MiB | last third MiB | max MiB | slope (2nd half) MiB/min | idle after MiB | grows without bound? |',
     '|---|--:|--:|--:|--:|--:|--:|---|',
     ...soak.curves.map(
       (c) =>
-        `| ${c.service} | ${mib(c.idleBeforeMiB)} | ${mib(c.middleMiB)} | ${mib(c.lastMiB)} | ${mib(c.maxMiB)} | ${c.slopeMiBPerMin.toFixed(2)} | ${mib(c.idleAfterMiB)} | ${c.settled ? 'no (settled: flat for its last 2 min)' : c.bounded ? 'no (bounded)' : '**yes?** (growing)'} |`,
+        `| ${c.service} | ${mib(c.idleBeforeMiB)} | ${mib(c.middleMiB)} | ${mib(c.lastMiB)} | ${mib(c.maxMiB)} | ${c.slopeMiBPerMin.toFixed(2)} | ${mib(c.idleAfterMiB)} | ${c.settled ? 'no (settled: flat for its last 2 min)' : c.returning ? 'no (falls back: its peaks do not climb)' : c.bounded ? 'no (bounded)' : '**yes?** (growing)'} |`,
     ),
     `| **whole stack** | **${mib(soak.idleBeforeTotalMiB)}** | | | | | **${mib(soak.idleAfterTotalMiB)}** | |`,
   ];

@@ -40,8 +40,14 @@ export interface RssCurve {
    */
   readonly settled: boolean;
   /**
-   * Settled, or the last third sits at most 10% (+ 8 MiB) above the middle one and the late slope is
-   * under 2 MiB/min; a curve shorter than a minute is not judged (true).
+   * The last third of the samples peaks at most RETURN_SLACK_MIB above the middle third's highest
+   * sample and falls back at least to the middle third's median: a garbage collector's sawtooth whose
+   * peaks do not climb, whichever phase the run ends in. Under a leak the peaks climb with it.
+   */
+  readonly returning: boolean;
+  /**
+   * Settled, returning, or the last third sits at most 10% (+ 8 MiB) above the middle one and the late
+   * slope is under 2 MiB/min; a curve shorter than a minute is not judged (true).
    */
   readonly bounded: boolean;
 }
@@ -81,6 +87,13 @@ export function slope(points: readonly (readonly [number, number])[]): number {
 /** How long the end of a curve must stay flat, and how flat, to count as settled. */
 const SETTLE_S = 120;
 const SETTLE_BAND_MIB = 2;
+/**
+ * How far above the middle third's highest sample the last third's may peak and still count as
+ * falling back. The edge's curve in a full run (perf/README.md, round 27) climbed to 194–198 MiB and
+ * fell back to 108–132 six times in ten minutes; ending on a climb, its late slope read 2.34 MiB/min
+ * and the slope rule called it growing.
+ */
+const RETURN_SLACK_MIB = 8;
 
 /** Judges one process's curve under load. */
 export function judgeCurve(
@@ -98,6 +111,11 @@ export function judgeCurve(
   const slopeMiBPerMin = slope(points.slice(Math.floor(points.length / 2))) * 60;
   const end = points.at(-1)?.[0] ?? 0;
   const tail = points.filter((p) => p[0] >= end - SETTLE_S).map((p) => p[1]);
+  const returning =
+    middle.length > 0 &&
+    last.length > 0 &&
+    Math.max(...last) <= Math.max(...middle) + RETURN_SLACK_MIB &&
+    Math.min(...last) <= middleMiB;
   const settled =
     end - (points[0]?.[0] ?? end) >= 2 * SETTLE_S &&
     tail.length >= 2 &&
@@ -112,8 +130,9 @@ export function judgeCurve(
     lastMiB,
     slopeMiBPerMin,
     settled,
+    returning,
     // Under a minute of samples, a slope per minute says nothing: not judged (counted as bounded).
-    bounded: end < 60 || settled || (lastMiB <= middleMiB * 1.1 + 8 && slopeMiBPerMin < 2),
+    bounded: end < 60 || settled || returning || (lastMiB <= middleMiB * 1.1 + 8 && slopeMiBPerMin < 2),
   };
 }
 
@@ -208,7 +227,7 @@ export const soak: Scenario = {
         curves
           .map(
             (c) =>
-              `${c.service} ${c.middleMiB.toFixed(0)}→${c.lastMiB.toFixed(0)} MiB (${c.settled ? 'settled' : c.bounded ? 'bounded' : 'GROWING'})`,
+              `${c.service} ${c.middleMiB.toFixed(0)}→${c.lastMiB.toFixed(0)} MiB (${c.settled ? 'settled' : c.returning ? 'falls back' : c.bounded ? 'bounded' : 'GROWING'})`,
           )
           .join(', '),
     );
