@@ -127,7 +127,7 @@ export function percentileRatioInterval(
 
 /**
  * How far one percentile of `a` moves with its samples: the same bootstrap for a figure judged on its
- * own (the mixed workload's client-seen lag p99, whose runs read 40.9 to 52.3 ms against a 50 ms target,
+ * own (the mixed workload's client-seen lag p99, whose runs have read 36.3 to 52.3 ms against a 50 ms target,
  * perf/README.md round 27). Null without samples.
  */
 export function percentileInterval(
