@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { lineChartSvg } from '../src/lib/svg.js';
 import { frontCpuShare } from '../src/scenarios/latency.js';
-import { judgeCurve, parseVmRss, slope } from '../src/scenarios/soak.js';
+import { curveVerdict, judgeCurve, parseVmRss, slope } from '../src/scenarios/soak.js';
 
 describe('soak: RSS curves', () => {
   it('reads VmRSS from /proc/<pid>/status in MiB', () => {
@@ -55,9 +55,11 @@ describe('soak: RSS curves', () => {
     expect(judged.slopeMiBPerMin).toBeGreaterThan(2);
     expect(judged.settled).toBe(false);
     expect(judged).toMatchObject({ returning: true, bounded: true });
+    expect(curveVerdict(judged)).toBe('falls back');
     // The same sawtooth, 12 MiB higher every cycle: a leak under the collector.
     const creeping = saw.map(([t, y], i) => [t, y + 12 * Math.floor(i / cycle)] as const);
     expect(judgeCurve('edge', creeping, 94, 200)).toMatchObject({ returning: false, bounded: false });
+    expect(curveVerdict(judgeCurve('edge', creeping, 94, 200))).toBe('growing');
     // Peaks that climb while the floor stays: the collector's limit rising with what it keeps.
     const peaks = saw.map(([t, y], i) => [t, 110 + (y - 110) * (1 + Math.floor(i / cycle) / 4)] as const);
     expect(judgeCurve('edge', peaks, 94, 200)).toMatchObject({ returning: false, bounded: false });

@@ -11,7 +11,7 @@ import {
   loadedShare,
 } from '../scenarios/latency.js';
 import { LAG_INTERVAL_LEVEL, LAG_TARGET_MS } from '../scenarios/mixed-workload.js';
-import type { SoakResult } from '../scenarios/soak.js';
+import { type CurveVerdict, curveVerdict, type SoakResult } from '../scenarios/soak.js';
 import type { CaseResult, Plan, ScalingKind, ScalingResult, ScenarioResult } from '../scenarios/types.js';
 import { type ProfileSummary, profileMarkdown } from './cpuprofile.js';
 import type { MachineFacts } from './env.js';
@@ -428,6 +428,14 @@ export function latencyMarkdown(lat: LatencyResult): string[] {
 }
 
 /** The soak scenario's section: RSS per process (idle before/after, under load) and whether it grows. */
+/** The soak table's "grows without bound?" cell for each verdict. */
+const GROWS: Record<CurveVerdict, string> = {
+  settled: 'no (settled: flat for its last 2 min)',
+  'falls back': 'no (falls back: its peaks do not climb)',
+  bounded: 'no (bounded)',
+  growing: '**yes?** (growing)',
+};
+
 export function soakMarkdown(soak: SoakResult): string[] {
   const mib = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '–');
   return [
@@ -439,7 +447,7 @@ export function soakMarkdown(soak: SoakResult): string[] {
     '|---|--:|--:|--:|--:|--:|--:|---|',
     ...soak.curves.map(
       (c) =>
-        `| ${c.service} | ${mib(c.idleBeforeMiB)} | ${mib(c.middleMiB)} | ${mib(c.lastMiB)} | ${mib(c.maxMiB)} | ${c.slopeMiBPerMin.toFixed(2)} | ${mib(c.idleAfterMiB)} | ${c.settled ? 'no (settled: flat for its last 2 min)' : c.returning ? 'no (falls back: its peaks do not climb)' : c.bounded ? 'no (bounded)' : '**yes?** (growing)'} |`,
+        `| ${c.service} | ${mib(c.idleBeforeMiB)} | ${mib(c.middleMiB)} | ${mib(c.lastMiB)} | ${mib(c.maxMiB)} | ${c.slopeMiBPerMin.toFixed(2)} | ${mib(c.idleAfterMiB)} | ${GROWS[curveVerdict(c)]} |`,
     ),
     `| **whole stack** | **${mib(soak.idleBeforeTotalMiB)}** | | | | | **${mib(soak.idleAfterTotalMiB)}** | |`,
   ];

@@ -63,6 +63,12 @@ export interface SoakResult {
   readonly idleAfterTotalMiB: number;
 }
 
+/** What a curve's judgement says, in the order it is checked: the first that holds. */
+export type CurveVerdict = 'settled' | 'falls back' | 'bounded' | 'growing';
+
+export const curveVerdict = (c: RssCurve): CurveVerdict =>
+  c.settled ? 'settled' : c.returning ? 'falls back' : c.bounded ? 'bounded' : 'growing';
+
 /** Slope (y per x) of the least-squares line through the points. */
 export function slope(points: readonly (readonly [number, number])[]): number {
   const n = points.length;
@@ -227,7 +233,7 @@ export const soak: Scenario = {
         curves
           .map(
             (c) =>
-              `${c.service} ${c.middleMiB.toFixed(0)}→${c.lastMiB.toFixed(0)} MiB (${c.settled ? 'settled' : c.returning ? 'falls back' : c.bounded ? 'bounded' : 'GROWING'})`,
+              `${c.service} ${c.middleMiB.toFixed(0)}→${c.lastMiB.toFixed(0)} MiB (${curveVerdict(c) === 'growing' ? 'GROWING' : curveVerdict(c)})`,
           )
           .join(', '),
     );
