@@ -12,6 +12,7 @@ const workspaceSources = [
   ['@eggmesh/store-mongodb', 'packages/store-mongodb/src/index.ts'],
   ['@eggmesh/log-kafka', 'packages/log-kafka/src/index.ts'],
   ['@eggmesh/projections', 'packages/projections/src/index.ts'],
+  ['@eggmesh/backends', 'packages/backends/src/index.ts'],
   ['@eggmesh/service-kit/config', 'packages/service-kit/src/config-entry.ts'],
   ['@eggmesh/service-kit', 'packages/service-kit/src/index.ts'],
   ['@eggmesh/write-api', 'services/write-api/src/index.ts'],

@@ -1,5 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { configSchema, type Setting } from './config.js';
+import { type ServiceName, type Setting, type SettingName, settingNames, settings } from './config.js';
 
 /** One command-line option: what parseArgs needs, plus what `--help` says about it. */
 export interface CliOption {
@@ -11,7 +11,7 @@ export interface CliOption {
   readonly description: string;
 }
 
-/** An environment variable a command reads that is not an eggmesh setting (`configSchema`). */
+/** An environment variable a command reads that is not an eggmesh setting (`settings`). */
 export interface CliEnvVar {
   readonly name: string;
   readonly default: string;
@@ -24,8 +24,10 @@ export interface CommandSpec<O extends Readonly<Record<string, CliOption>>> {
   /** What it does, a few lines. */
   readonly summary: string;
   readonly options?: O;
-  /** The eggmesh settings it reads (names from configSchema; `--help` shows their defaults). */
-  readonly env: readonly (keyof typeof configSchema)[];
+  /** Whose configuration it reads: `--help` lists those variables with their defaults. */
+  readonly config?: ServiceName;
+  /** Further eggmesh settings it reads itself (`--help` shows their defaults). */
+  readonly env?: readonly SettingName[];
   /** Other variables it reads. */
   readonly otherEnv?: readonly CliEnvVar[];
 }
@@ -52,8 +54,8 @@ export function formatUsage<O extends Readonly<Record<string, CliOption>>>(spec:
   ]);
   flags.push(['-h, --help', 'print this help and exit']);
   const env: [string, string][] = [
-    ...spec.env.map((name): [string, string] => {
-      const setting: Setting = configSchema[name];
+    ...[...new Set([...(spec.config ? settingNames(spec.config) : []), ...(spec.env ?? [])])].map((name): [string, string] => {
+      const setting: Setting = settings[name];
       return [name, setting.default === undefined ? '(derived, see the docs)' : `default ${setting.default}`];
     }),
     ...(spec.otherEnv ?? []).map((v): [string, string] => [v.name, `default ${v.default}: ${v.description}`]),
@@ -128,20 +130,3 @@ export function usageError<O extends Readonly<Record<string, CliOption>>>(
   process.stderr.write(message.includes('Usage: ') ? message : `${message}\n\n${formatUsage(spec)}`);
   process.exit(2);
 }
-
-/** Settings every service reads (docs/configuration.md, "used by: all"). */
-export const commonServiceEnv = [
-  'EGGMESH_DATA_DIR',
-  'EGGMESH_HOST',
-  'EGGMESH_LOG_LEVEL',
-  'EGGMESH_SHUTDOWN_TIMEOUT_MS',
-  'EGGMESH_HTTP_HEADERS_TIMEOUT_MS',
-  'EGGMESH_HTTP_REQUEST_TIMEOUT_MS',
-  'EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS',
-  'EGGMESH_HTTP_MAX_CONNECTIONS',
-  'EGGMESH_EVENT_LOOP_STALL_MS',
-  'EGGMESH_STORE',
-  'EGGMESH_MONGODB_URI',
-  'EGGMESH_MONGODB_DB',
-  'EGGMESH_MONGODB_WRITE_CONCERN',
-] as const satisfies readonly (keyof typeof configSchema)[];

@@ -1,11 +1,10 @@
 // `@eggmesh/service-kit/config`: the configuration, the command line and the environment check, without
-// Fastify, pino, prom-client or jose. The supervisor needs only these (the whole kit costs it ~25 MiB of RSS).
+// Fastify, pino, prom-client or jose: what the `pnpm start` supervisor and the tools need.
 export {
   type CliEnvVar,
   type CliOption,
   type CommandLine,
   type CommandSpec,
-  commonServiceEnv,
   formatUsage,
   parseCommandLine,
   readCommandLine,
@@ -14,11 +13,23 @@ export {
 export {
   type AuthConfig,
   type Config,
+  type ConfigOf,
   ConfigError,
-  configSchema,
+  type CoreConfig,
   exitCodes,
+  type HttpConfig,
+  httpLimits,
   type JsonWebKeySet,
   loadConfig,
+  parseConfig,
+  type Section,
+  type ServiceName,
+  SHUTDOWN_TIMEOUT_MS,
+  type Setting,
+  type SettingName,
+  serviceSlices,
+  settingNames,
+  settings,
 } from './config.js';
 export {
   closestName,
@@ -28,4 +39,3 @@ export {
   unknownEnvWarnings,
   withoutUnknownEnv,
 } from './env-check.js';
-export { serviceMemoryDefaults, serviceNodeFlags } from './memory-defaults.js';

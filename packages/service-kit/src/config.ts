@@ -1,266 +1,350 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { z } from 'zod';
 import { unknownEnvWarnings } from './env-check.js';
 
-/** A whole number from the environment: plain decimal digits only, within `min`..`max`. */
-interface IntSetting {
-  readonly kind: 'int';
-  readonly default: number;
-  readonly min: number;
-  readonly max?: number;
-}
-/** One of a few words. */
-interface OneOfSetting<V extends string = string> {
-  readonly kind: 'oneOf';
-  readonly values: readonly V[];
-  readonly default: V;
-}
-/** A non-empty string, optionally matching `pattern` (`expected` says what it must be); no default: optional. */
-interface TextSetting {
-  readonly kind: 'text';
-  readonly default?: string;
-  readonly pattern?: RegExp;
-  readonly expected?: string;
-}
-/** An optional secret of at least `minLength` characters; error messages never show its value. */
-interface SecretSetting {
-  readonly kind: 'secret';
-  readonly default?: undefined;
-  readonly minLength: number;
-  readonly expected: string;
-}
-/** An optional URL (anything `URL.canParse` accepts once trimmed). */
-interface UrlSetting {
-  readonly kind: 'url';
-  readonly default?: undefined;
-}
-/** How one setting is read: its kind, its default (none: the setting is optional) and its constraints. */
-export type Setting = IntSetting | OneOfSetting | TextSetting | SecretSetting | UrlSetting;
+/** Where docs/configuration.md lists a setting. */
+export type Section = 'deployment' | 'storage' | 'security' | 'logging' | 'local servers' | 'limits';
 
-const int = (fallback: number, min: number, max?: number): IntSetting =>
-  Object.freeze({ kind: 'int', default: fallback, min, ...(max === undefined ? {} : { max }) });
-const port = (fallback: number) => int(fallback, 0, 65_535);
-const positive = (fallback: number) => int(fallback, 1);
-const oneOf = <const V extends string>(values: readonly V[], fallback: NoInfer<V>): OneOfSetting<V> =>
-  Object.freeze({ kind: 'oneOf', values: Object.freeze([...values]), default: fallback });
-const flag = (fallback: 'true' | 'false') => oneOf(['true', 'false', '1', '0'], fallback);
-const text = (fallback: string): TextSetting & { readonly default: string } =>
-  Object.freeze({ kind: 'text', default: fallback });
-const optionalText = (): TextSetting => Object.freeze({ kind: 'text' });
-const matching = (
-  fallback: string,
-  pattern: RegExp,
+/** One environment variable: how its text is read, its default (none: optional) and where it is documented. */
+export interface Setting<T = unknown, D extends string | undefined = string | undefined> {
+  readonly section: Section;
+  /** The text a variable left unset stands for; undefined: the setting is optional (or derived). */
+  readonly default: D;
+  /** What a value must be, for error messages ("a whole number from 0 to 65535"). */
+  readonly expected: string;
+  /** Reads a set value; fails with `expected` in the message. */
+  readonly read: z.ZodType<T, string>;
+  /** Error messages never quote it (secrets). */
+  readonly secret?: boolean;
+}
+
+const setting = <T, D extends string | undefined>(
+  section: Section,
+  fallback: D,
   expected: string,
-): TextSetting & { readonly default: string } =>
-  Object.freeze({ kind: 'text', default: fallback, pattern, expected });
-const secret = (minLength: number, expected: string): SecretSetting =>
-  Object.freeze({ kind: 'secret', minLength, expected });
-const url = (): UrlSetting => Object.freeze({ kind: 'url' });
+  read: z.ZodType<T, string>,
+  secret = false,
+): Setting<T, D> => Object.freeze({ section, default: fallback, expected, read, ...(secret ? { secret } : {}) });
+
+/** A whole number in plain decimal digits (not `8e3`, `0x1f`, ` 8 ` or `8.0`), within min..max. */
+const int = (section: Section, fallback: number, min: number, max?: number) =>
+  setting(
+    section,
+    String(fallback),
+    max === undefined ? `a whole number, ${min} or more` : `a whole number from ${min} to ${max}`,
+    z
+      .string()
+      .regex(/^[0-9]+$/)
+      .transform(Number)
+      .pipe(
+        z
+          .number()
+          .int()
+          .min(min)
+          .max(max ?? Number.MAX_SAFE_INTEGER),
+      ),
+  );
+const port = (fallback: number) => int('deployment', fallback, 0, 65_535);
+const oneOf = <const V extends string>(section: Section, values: readonly [V, ...V[]], fallback: NoInfer<V>) =>
+  setting(section, fallback, `one of ${values.join(', ')}`, z.enum(values));
+const flag = (section: Section) =>
+  setting(section, 'false', 'one of true, false, 1, 0', z.enum(['true', 'false', '1', '0']).transform(isOn));
+function text(section: Section): Setting<string, undefined>;
+function text(section: Section, fallback: string): Setting<string, string>;
+function text(section: Section, fallback?: string): Setting<string> {
+  return setting(section, fallback, 'a value', z.string());
+}
+const url = (section: Section) =>
+  setting(
+    section,
+    undefined,
+    'a URL such as http://127.0.0.1:3034',
+    z
+      .string()
+      .transform((raw) => raw.trim().replace(/[\t\n\r]/g, ''))
+      .refine((value) => URL.canParse(value)),
+  );
 const isOn = (value: string) => value === 'true' || value === '1';
 
 /**
- * Every setting of every eggmesh process, read from the environment once at boot: one entry per variable,
- * with its kind, default and constraints. Parsing, the defaults `--help` prints and the names the
- * environment check knows all come from this table. docs/configuration.md documents each one; keep the
- * two in step.
+ * Every environment variable of every eggmesh process, once: how it is read, its default, and the
+ * section of docs/configuration.md that documents it. Parsing, `--help` and the check for typos all
+ * come from this table; the services read slices of it (below).
  */
-export const configSchema = Object.freeze({
-  EGGMESH_DATA_DIR: text('./data'),
-  EGGMESH_HOST: text('127.0.0.1'),
+export const settings = Object.freeze({
+  EGGMESH_HOST: text('deployment', '127.0.0.1'),
   WRITE_API_PORT: port(3034),
-  READ_API_PORT: port(3035),
+  READ_API_PORT: port(5088),
   PROJECTOR_PORT: port(3036),
-  EDGE_PORT: port(5088),
-  EDGE_NODE_PORT: port(5089),
   RELAY_PORT: port(3037),
-  EGGMESH_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
-  EGGMESH_LOG_REQUESTS: flag('false'),
-  EGGMESH_CORS_ORIGIN: text('*'),
-  EGGMESH_BODY_LIMIT_BYTES: positive(1_048_576),
-  EGGMESH_SQLITE_SYNC: oneOf(['normal', 'full'], 'normal'),
-  EGGMESH_LIST_DEFAULT_LIMIT: positive(1000),
-  EGGMESH_LIST_MAX_LIMIT: positive(10_000),
-  EGGMESH_BULK_MAX_ITEMS: positive(1000),
-  EGGMESH_MAX_FUTURE_MS: int(86_400_000, 0),
-  EGGMESH_ID_VERSION: oneOf(['7', '4'], '7'),
-  EGGMESH_MIN_POSITION_WAIT_MS: int(5000, 0),
-  EGGMESH_READ_MEMO_ROWS: int(20_000, 0),
-  EGGMESH_GRAPHQL_MAX_DEPTH: positive(8),
-  EGGMESH_GRAPHQL_MAX_COST: positive(2_000_000),
-  EGGMESH_GRAPHQL_MAX_FIELDS: positive(2000),
-  EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES: positive(32_768),
-  EGGMESH_GRAPHQL_MAX_TOKENS: positive(5000),
-  EGGMESH_GRAPHQL_MAX_ROWS: positive(100_000),
-  EGGMESH_GRAPHQL_MAX_RESPONSE_BYTES: positive(33_554_432),
-  EGGMESH_PROJECTOR_BATCH: positive(2000),
-  EGGMESH_PROJECTOR_IDLE_POLL_MS: positive(5000),
-  EGGMESH_SHUTDOWN_TIMEOUT_MS: positive(10_000),
-  EGGMESH_HTTP_HEADERS_TIMEOUT_MS: positive(10_000),
-  EGGMESH_HTTP_REQUEST_TIMEOUT_MS: positive(30_000),
-  EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS: positive(10_000),
-  EGGMESH_HTTP_MAX_CONNECTIONS: positive(4096),
-  EGGMESH_HTTP_TURN_MS: int(2, 0, 1000),
-  EGGMESH_EVENT_LOOP_STALL_MS: int(10_000, 0),
-  EGGMESH_HEALTH_PROBE_INTERVAL_MS: positive(5000),
-  EGGMESH_HEALTH_PROBE_TIMEOUT_MS: positive(2000),
-  EGGMESH_HEALTH_PROBE_FAILURES: positive(3),
-  EGGMESH_STORE: oneOf(['sqlite', 'mongodb'], 'sqlite'),
-  EGGMESH_MONGODB_URI: text('mongodb://127.0.0.1:27017'),
-  EGGMESH_MONGODB_DB: text('eggmesh'),
-  EGGMESH_MONGODB_WRITE_CONCERN: matching(
-    'majority',
-    /^(majority|[0-9]+)$/,
-    'majority or a number of members',
+  EGGMESH_WRITE_API_URL: url('deployment'),
+  EGGMESH_STORE: oneOf('storage', ['sqlite', 'mongodb'], 'sqlite'),
+  EGGMESH_DATA_DIR: text('storage', './data'),
+  EGGMESH_SQLITE_SYNC: oneOf('storage', ['normal', 'full'], 'normal'),
+  EGGMESH_MONGODB_URI: text('storage', 'mongodb://127.0.0.1:27017'),
+  EGGMESH_MONGODB_DB: text('storage', 'eggmesh'),
+  EGGMESH_LOG: oneOf('storage', ['store', 'kafka'], 'store'),
+  EGGMESH_KAFKA_BROKERS: text('storage', '127.0.0.1:9092'),
+  EGGMESH_KAFKA_TOPIC: text('storage', 'eggmesh.events'),
+  EGGMESH_AUTH: oneOf('security', ['none', 'jwt'], 'none'),
+  EGGMESH_JWT_SECRET: setting(
+    'security',
+    undefined,
+    'an HS256 secret of at least 32 characters',
+    z.string().min(32),
+    true,
   ),
-  EGGMESH_DEV_MONGODB_PORT: port(27017),
-  EGGMESH_LOG: oneOf(['store', 'kafka'], 'store'),
-  EGGMESH_KAFKA_BROKERS: text('127.0.0.1:9092'),
-  EGGMESH_KAFKA_TOPIC: text('eggmesh.events'),
-  EGGMESH_DEV_KAFKA_PORT: port(9092),
-  EGGMESH_AUTH: oneOf(['none', 'jwt'], 'none'),
-  EGGMESH_JWT_SECRET: secret(32, 'an HS256 secret needs at least 32 characters'),
-  EGGMESH_JWKS: optionalText(),
-  EGGMESH_JWT_ISSUER: optionalText(),
-  EGGMESH_JWT_AUDIENCE: optionalText(),
-  EGGMESH_JWT_CLOCK_SKEW_S: int(30, 0, 300),
-  EGGMESH_AUTH_READS: flag('false'),
-  EGGMESH_RATE_LIMIT_PER_MIN: int(0, 0),
-  EGGMESH_WRITE_API_URL: url(),
-  EGGMESH_READ_API_URL: url(),
-  EGGMESH_EDGE_GRAPHQL: oneOf(['embedded', 'read-api', 'proxy'], 'embedded'),
-  EGGMESH_FRONT_DOOR: oneOf(['node', 'haproxy'], 'node'),
-} satisfies Readonly<Record<string, Setting>>);
+  EGGMESH_JWKS: text('security'),
+  EGGMESH_JWT_ISSUER: text('security'),
+  EGGMESH_JWT_AUDIENCE: text('security'),
+  EGGMESH_JWT_CLOCK_SKEW_S: int('security', 30, 0, 300),
+  EGGMESH_AUTH_READS: flag('security'),
+  EGGMESH_CORS_ORIGIN: text('security', '*'),
+  EGGMESH_RATE_LIMIT_PER_MIN: int('security', 0, 0),
+  EGGMESH_LOG_LEVEL: oneOf('logging', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+  EGGMESH_LOG_REQUESTS: flag('logging'),
+  EGGMESH_DEV_MONGODB_PORT: int('local servers', 27017, 0, 65_535),
+  EGGMESH_DEV_KAFKA_PORT: int('local servers', 9092, 0, 65_535),
+  EGGMESH_BODY_LIMIT_BYTES: int('limits', 1_048_576, 1),
+  EGGMESH_BULK_MAX_ITEMS: int('limits', 1000, 1),
+  EGGMESH_LIST_DEFAULT_LIMIT: int('limits', 1000, 1),
+  EGGMESH_LIST_MAX_LIMIT: int('limits', 10_000, 1),
+  EGGMESH_MAX_FUTURE_MS: int('limits', 86_400_000, 0),
+  EGGMESH_ID_VERSION: oneOf('limits', ['7', '4'], '7'),
+  EGGMESH_MIN_POSITION_WAIT_MS: int('limits', 5000, 0),
+  EGGMESH_GRAPHQL_MAX_DEPTH: int('limits', 8, 1),
+  EGGMESH_GRAPHQL_MAX_COST: int('limits', 2_000_000, 1),
+  EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES: int('limits', 32_768, 1),
+});
 
-type SettingValue<S> = S extends IntSetting ? number : S extends OneOfSetting<infer V> ? V : string;
-/** Each setting as read: its value type, `undefined` included when it has no default. */
-type RawConfig = {
-  readonly [K in keyof typeof configSchema]: (typeof configSchema)[K] extends {
-    readonly default: string | number;
-  }
-    ? SettingValue<(typeof configSchema)[K]>
-    : SettingValue<(typeof configSchema)[K]> | undefined;
+export type SettingName = keyof typeof settings;
+/** Each setting as read: a setting without a default may be absent. */
+type Values<N extends SettingName> = {
+  readonly [K in N]: (typeof settings)[K] extends Setting<infer T, infer D>
+    ? D extends string
+      ? T
+      : T | undefined
+    : never;
 };
 
-export interface Config {
-  readonly dataDir: string;
-  readonly host: string;
-  readonly ports: {
-    readonly write: number;
-    readonly read: number;
-    readonly projector: number;
-    readonly edge: number;
-    /** The Node edge's own port when HAProxy takes EDGE_PORT (`EGGMESH_FRONT_DOOR=haproxy`). */
-    readonly edgeNode: number;
-    readonly relay: number;
-  };
-  readonly logLevel: RawConfig['EGGMESH_LOG_LEVEL'];
-  /** Log a line per request (off by default: it costs throughput). */
-  readonly logRequests: boolean;
-  readonly corsOrigin: string;
-  readonly bodyLimitBytes: number;
-  readonly sqliteSync: RawConfig['EGGMESH_SQLITE_SYNC'];
-  readonly list: { readonly defaultLimit: number; readonly maxLimit: number };
-  readonly bulkMaxItems: number;
-  /** Event timestamps later than the server time + this are refused (ms). */
-  readonly maxFutureMs: number;
-  /** The UUID version the write-api assigns to a create without an id: 7 (time-ordered) or 4 (random). */
-  readonly idVersion: 4 | 7;
-  readonly minPositionWaitMs: number;
-  /** Rows of current-read answers a read-only SQLite store keeps while unchanged (0: none). */
-  readonly readMemoRows: number;
-  readonly graphql: {
-    readonly maxDepth: number;
-    readonly maxCost: number;
-    /** Most fields an operation may select once its fragments are expanded (aliases count each). */
-    readonly maxFields: number;
-    /** Longest query document accepted, in UTF-8 bytes. */
-    readonly maxDocumentBytes: number;
-    /** Most lexical tokens in a query document. */
-    readonly maxTokens: number;
-    /** Most rows one response may carry (every root and relation row counts). */
-    readonly maxRows: number;
-    /** Most bytes (estimated from the rows read) one response may carry. */
-    readonly maxResponseBytes: number;
-  };
-  readonly projector: { readonly batchSize: number; readonly idlePollMs: number };
-  readonly shutdownTimeoutMs: number;
-  /** What every HTTP server accepts from its clients (serve() applies these). */
-  readonly http: {
-    /** Time a client has to send the request line and headers. */
-    readonly headersTimeoutMs: number;
-    /** Time a client has to send the whole request (headers and body); also the longest silence on a socket. */
-    readonly requestTimeoutMs: number;
-    /** How long an idle keep-alive connection stays open between requests. */
-    readonly keepAliveTimeoutMs: number;
-    /** Open connections per process; more are closed on accept. */
-    readonly maxConnections: number;
-    /** How long one turn of the event loop may spend starting requests (LoopTurns); 0: no bound. */
-    readonly turnMs: number;
-  };
-  /** A main thread that does not tick for this long is killed by its watchdog thread; 0 turns it off. */
-  readonly eventLoopStallMs: number;
-  /** How the supervisor (`pnpm start`) checks that each service still answers `/health`. */
-  readonly healthProbe: {
-    readonly intervalMs: number;
-    readonly timeoutMs: number;
-    readonly failures: number;
-  };
-  /** Which primary store backs the services (only `sqlite` is wired into them yet). */
-  readonly store: RawConfig['EGGMESH_STORE'];
-  readonly mongodb: {
-    readonly uri: string;
-    readonly dbName: string;
-    readonly writeConcern: 'majority' | number;
-    /** Port of the MongoDB-wire dev server the scaled stack starts locally. */
-    readonly devPort: number;
-  };
-  /** Where the projector reads the event log: the primary store's own log, or a Kafka topic fed by the relay. */
-  readonly log: RawConfig['EGGMESH_LOG'];
-  readonly kafka: {
-    /** Bootstrap brokers, `host:port` separated by commas. */
-    readonly brokers: readonly string[];
-    readonly topic: string;
-    /** Port of the local single-node Kafka the scaled dev stack starts. */
-    readonly devPort: number;
-  };
-  /** Who may write (and, with `reads`, read): bearer JWTs, verified in service-kit's auth.ts. */
-  readonly auth: AuthConfig;
-  /** Requests per minute one client address may make to one service; 0 = no limit. */
-  readonly rateLimitPerMin: number;
-  /**
-   * How the edge serves the GraphQL paths: `embedded` answers them in its own process over a read-only
-   * store (no hop), `proxy` forwards them to the read-api like REST goes to the write-api.
-   */
-  readonly edgeGraphql: RawConfig['EGGMESH_EDGE_GRAPHQL'];
-  /**
-   * What listens on EDGE_PORT under `pnpm start`: `node`, the edge itself; `haproxy`, HAProxy routing by
-   * the edge's route table, the Node edge behind it on EDGE_NODE_PORT for everything else.
-   */
-  readonly frontDoor: RawConfig['EGGMESH_FRONT_DOOR'];
-  /** Where the edge forwards; defaults to the local services. */
-  readonly upstreams: { readonly write: string; readonly read: string };
+/** The zod schema of one variable: unset gives its default, empty is refused, a bad value is quoted. */
+function variable(name: SettingName) {
+  const s: Setting = settings[name];
+  return z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const value = raw ?? s.default;
+      if (value === undefined) return undefined;
+      if (value === '') {
+        const fallback = s.default === undefined ? '' : ` for the default ${s.default}`;
+        ctx.addIssue({
+          code: 'custom',
+          message: `"" is empty; expected ${s.expected}, or leave it unset${fallback}`,
+        });
+        return z.NEVER;
+      }
+      const read = s.read.safeParse(value);
+      if (read.success) return read.data;
+      ctx.addIssue({
+        code: 'custom',
+        message: s.secret
+          ? `${s.expected} (this one has ${value.length})`
+          : `${JSON.stringify(value)} is not ${s.expected}`,
+      });
+      return z.NEVER;
+    });
 }
 
-/** A JSON Web Key Set, as read from `EGGMESH_JWKS` when it names a file. */
-export interface JsonWebKeySet {
-  readonly keys: readonly Record<string, unknown>[];
+/**
+ * A part of the configuration several services share: the variables it reads and what they become.
+ * `check` adds problems that involve more than one variable.
+ */
+interface Slice<N extends SettingName, T> {
+  readonly names: readonly N[];
+  build(values: Values<N>, problems: string[]): T;
+}
+const slice = <const N extends SettingName, T>(
+  names: readonly N[],
+  build: (values: Values<N>, problems: string[]) => T,
+): Slice<N, T> => ({ names, build });
+
+/** Client-facing HTTP limits: constants, since no user has a reason to change them (see docs/architecture.md). */
+export const httpLimits = Object.freeze({
+  /** Time a client has to send the request line and headers (slow-header clients are cut off). */
+  headersTimeoutMs: 10_000,
+  /** Time a client has to send the whole request; also the longest silence on an open request. */
+  requestTimeoutMs: 30_000,
+  /** How long an idle keep-alive connection stays open (announced in `Keep-Alive`). */
+  keepAliveTimeoutMs: 10_000,
+  /** Open connections per process. */
+  maxConnections: 4096,
+});
+/** How long a graceful stop may take before the process exits anyway. */
+export const SHUTDOWN_TIMEOUT_MS = 10_000;
+
+const local = (host: string, port: number) => `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+/** The slices, each read by the services that need it. */
+const slices = {
+  core: slice(['EGGMESH_HOST', 'EGGMESH_LOG_LEVEL', 'EGGMESH_LOG_REQUESTS'], (v) => ({
+    host: v.EGGMESH_HOST,
+    logLevel: v.EGGMESH_LOG_LEVEL,
+    /** Log a line per request (off by default: it costs throughput). */
+    logRequests: v.EGGMESH_LOG_REQUESTS,
+    shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+  })),
+  http: slice(['EGGMESH_CORS_ORIGIN', 'EGGMESH_BODY_LIMIT_BYTES', 'EGGMESH_RATE_LIMIT_PER_MIN'], (v) => ({
+    corsOrigin: v.EGGMESH_CORS_ORIGIN,
+    bodyLimitBytes: v.EGGMESH_BODY_LIMIT_BYTES,
+    /** Requests per minute one client address may make to one service; 0 = no limit. */
+    rateLimitPerMin: v.EGGMESH_RATE_LIMIT_PER_MIN,
+    http: httpLimits,
+  })),
+  auth: slice(
+    [
+      'EGGMESH_AUTH',
+      'EGGMESH_JWT_SECRET',
+      'EGGMESH_JWKS',
+      'EGGMESH_JWT_ISSUER',
+      'EGGMESH_JWT_AUDIENCE',
+      'EGGMESH_JWT_CLOCK_SKEW_S',
+      'EGGMESH_AUTH_READS',
+    ],
+    (v, problems) => ({ auth: authConfig(v, problems) }),
+  ),
+  storage: slice(
+    ['EGGMESH_STORE', 'EGGMESH_DATA_DIR', 'EGGMESH_SQLITE_SYNC', 'EGGMESH_MONGODB_URI', 'EGGMESH_MONGODB_DB'],
+    (v) => ({
+      store: v.EGGMESH_STORE,
+      dataDir: resolve(v.EGGMESH_DATA_DIR),
+      sqliteSync: v.EGGMESH_SQLITE_SYNC,
+      mongodb: Object.freeze({ uri: v.EGGMESH_MONGODB_URI, dbName: v.EGGMESH_MONGODB_DB }),
+    }),
+  ),
+  eventLog: slice(['EGGMESH_LOG', 'EGGMESH_KAFKA_BROKERS', 'EGGMESH_KAFKA_TOPIC'], (v) => ({
+    /** Where the projector reads the event log: the primary store's own log, or a Kafka topic fed by the relay. */
+    log: v.EGGMESH_LOG,
+    kafka: Object.freeze({
+      brokers: Object.freeze(
+        v.EGGMESH_KAFKA_BROKERS.split(',')
+          .map((b) => b.trim())
+          .filter((b) => b !== ''),
+      ),
+      topic: v.EGGMESH_KAFKA_TOPIC,
+    }),
+  })),
+  lists: slice(['EGGMESH_LIST_DEFAULT_LIMIT', 'EGGMESH_LIST_MAX_LIMIT'], (v, problems) => {
+    if (v.EGGMESH_LIST_DEFAULT_LIMIT > v.EGGMESH_LIST_MAX_LIMIT)
+      problems.push('EGGMESH_LIST_DEFAULT_LIMIT must not exceed EGGMESH_LIST_MAX_LIMIT');
+    return {
+      list: Object.freeze({ defaultLimit: v.EGGMESH_LIST_DEFAULT_LIMIT, maxLimit: v.EGGMESH_LIST_MAX_LIMIT }),
+    };
+  }),
+  writes: slice(['EGGMESH_BULK_MAX_ITEMS', 'EGGMESH_MAX_FUTURE_MS', 'EGGMESH_ID_VERSION'], (v) => ({
+    bulkMaxItems: v.EGGMESH_BULK_MAX_ITEMS,
+    /** Event timestamps later than the server time + this are refused (ms). */
+    maxFutureMs: v.EGGMESH_MAX_FUTURE_MS,
+    /** The UUID version assigned to a create without an id: 7 (time-ordered) or 4 (random). */
+    idVersion: (v.EGGMESH_ID_VERSION === '4' ? 4 : 7) as 4 | 7,
+  })),
+  graphql: slice(
+    [
+      'EGGMESH_GRAPHQL_MAX_DEPTH',
+      'EGGMESH_GRAPHQL_MAX_COST',
+      'EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES',
+      'EGGMESH_MIN_POSITION_WAIT_MS',
+    ],
+    (v) => ({
+      minPositionWaitMs: v.EGGMESH_MIN_POSITION_WAIT_MS,
+      graphql: Object.freeze({
+        maxDepth: v.EGGMESH_GRAPHQL_MAX_DEPTH,
+        /** Largest estimated number of rows a query may read, computed before it runs. */
+        maxCost: v.EGGMESH_GRAPHQL_MAX_COST,
+        /** Longest query document accepted, in UTF-8 bytes. */
+        maxDocumentBytes: v.EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES,
+        /** Most fields an operation may select once its fragments are expanded (aliases count each). */
+        maxFields: 2000,
+        /** Most lexical tokens in a query document. */
+        maxTokens: 5000,
+        /** Most rows one response may carry (every root and relation row counts). */
+        maxRows: 100_000,
+        /** Most bytes (estimated from the rows read) one response may carry. */
+        maxResponseBytes: 32 * 1024 * 1024,
+      }),
+    }),
+  ),
+  /** The projector's loop: constants (`pnpm rebuild-projections --batch` sets a rebuild's own batch). */
+  projector: slice([], () => ({
+    projector: Object.freeze({ batchSize: 2000, idlePollMs: 5000 }),
+  })),
+  ports: slice(['WRITE_API_PORT', 'READ_API_PORT', 'PROJECTOR_PORT', 'RELAY_PORT'], (v) => ({
+    ports: Object.freeze({
+      write: v.WRITE_API_PORT,
+      read: v.READ_API_PORT,
+      projector: v.PROJECTOR_PORT,
+      relay: v.RELAY_PORT,
+    }),
+  })),
+  upstreams: slice(['EGGMESH_HOST', 'WRITE_API_PORT', 'EGGMESH_WRITE_API_URL'], (v) => ({
+    /** Where REST writes go from the read-api's public port (and `pnpm seed`). */
+    upstreams: Object.freeze({ write: v.EGGMESH_WRITE_API_URL ?? local(v.EGGMESH_HOST, v.WRITE_API_PORT) }),
+  })),
+  localServers: slice(['EGGMESH_DEV_MONGODB_PORT', 'EGGMESH_DEV_KAFKA_PORT'], (v) => ({
+    /** Ports of the MongoDB-wire server and Kafka broker `pnpm start:scaled` starts locally. */
+    dev: Object.freeze({ mongodbPort: v.EGGMESH_DEV_MONGODB_PORT, kafkaPort: v.EGGMESH_DEV_KAFKA_PORT }),
+  })),
+};
+type Slices = typeof slices;
+type SliceName = keyof Slices;
+type Built<S> = S extends Slice<SettingName, infer T> ? T : never;
+type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void
+  ? I
+  : never;
+
+/** Which slices each eggmesh command reads: it validates those variables and no others. */
+export const serviceSlices = Object.freeze({
+  'write-api': ['core', 'ports', 'http', 'auth', 'storage', 'lists', 'writes'],
+  'read-api': ['core', 'ports', 'http', 'auth', 'storage', 'lists', 'graphql', 'upstreams'],
+  projector: ['core', 'ports', 'storage', 'eventLog', 'projector'],
+  relay: ['core', 'ports', 'storage', 'eventLog'],
+  rebuild: ['core', 'storage'],
+  seed: ['core', 'upstreams'],
+  stack: Object.keys(slices) as SliceName[],
+} as const satisfies Record<string, readonly SliceName[]>);
+export type ServiceName = keyof typeof serviceSlices;
+
+/** What a command's configuration holds: the slices it reads, merged. */
+export type ConfigOf<K extends ServiceName> = Readonly<
+  UnionToIntersection<Built<Slices[(typeof serviceSlices)[K][number]]>>
+>;
+/** The whole configuration (every slice): what `pnpm start` reads, and what tests build services from. */
+export type Config = ConfigOf<'stack'>;
+export type CoreConfig = Readonly<Built<Slices['core']>>;
+export type HttpConfig = Readonly<Built<Slices['http']>>;
+
+/** The variables a command reads, in the table's order. */
+export function settingNames(service: ServiceName): SettingName[] {
+  const names = new Set<SettingName>(
+    serviceSlices[service].flatMap((s): readonly SettingName[] => slices[s].names),
+  );
+  return (Object.keys(settings) as SettingName[]).filter((name) => names.has(name));
 }
 
-export interface AuthConfig {
-  /** `none`: every request may write (the zero-config default); `jwt`: writes need a bearer token. */
-  readonly mode: RawConfig['EGGMESH_AUTH'];
-  /** Reads need the `eggmesh:read` scope too (only with `mode: 'jwt'`). */
-  readonly reads: boolean;
-  /** HS256 shared secret. Not enumerable: printing or serializing the config never shows it. */
-  readonly secret?: string;
-  /** Public keys (RS256/ES256) read from a JWKS file at boot. */
-  readonly jwks?: JsonWebKeySet;
-  /** A JWKS served over https, fetched (and cached) by the verifier. */
-  readonly jwksUrl?: string;
-  readonly issuer?: string;
-  readonly audience?: string;
-  /** Leeway on `exp` and `nbf`, in seconds. */
-  readonly clockSkewS: number;
+/** One zod object per command: its slices' variables, read and combined into its frozen config. */
+function configSchema<K extends ServiceName>(service: K) {
+  const names = settingNames(service);
+  return z
+    .object(Object.fromEntries(names.map((name) => [name, variable(name)])))
+    .transform((values, ctx) => {
+      const problems: string[] = [];
+      const parts = serviceSlices[service].map((s) =>
+        slices[s].build(values as never, problems),
+      );
+      for (const message of problems) ctx.addIssue({ code: 'custom', message, path: [] });
+      return Object.freeze(Object.assign({}, ...parts)) as ConfigOf<K>;
+    });
 }
 
 export class ConfigError extends Error {
@@ -275,17 +359,30 @@ export class ConfigError extends Error {
 export const exitCodes = Object.freeze({ config: 2, portInUse: 98 });
 
 /**
- * Parses the environment into a frozen config. Called without an argument (a process reading its own
- * environment at boot), it first warns on stderr about each EGGMESH_* variable no process reads (a likely
- * typo), then invalid settings print every problem to stderr and exit with `exitCodes.config`, not a
- * stack trace; given an environment, it throws a ConfigError listing them.
+ * Reads a command's configuration from `env`, or throws a ConfigError listing every problem: each
+ * invalid variable by name (in table order), then the checks across variables.
  */
-export function loadConfig(env?: Record<string, string | undefined>): Config {
-  if (env !== undefined) return parseConfig(env);
-  // A typo (EGGMESH_DATADIR) would otherwise be ignored without a word.
+export function parseConfig<K extends ServiceName = 'stack'>(
+  env: Record<string, string | undefined>,
+  service: K = 'stack' as K,
+): ConfigOf<K> {
+  const parsed = configSchema(service).safeParse(env);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((issue) =>
+    issue.path.length > 0 ? `${String(issue.path[0])}: ${issue.message}` : issue.message,
+  );
+  throw new ConfigError(`invalid configuration:\n${lines.map((line) => `  ${line}`).join('\n')}`);
+}
+
+/**
+ * A process reading its own environment at boot: warns on stderr about each EGGMESH_* variable no
+ * process reads (a likely typo), then reads the variables of `service`; invalid ones print every
+ * problem to stderr and exit with `exitCodes.config`, not a stack trace.
+ */
+export function loadConfig<K extends ServiceName>(service: K): ConfigOf<K> {
   for (const line of unknownEnvWarnings(process.env)) process.stderr.write(`${line}\n`);
   try {
-    return parseConfig(process.env);
+    return parseConfig(process.env, service);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`${error.message}\n`);
@@ -293,186 +390,47 @@ export function loadConfig(env?: Record<string, string | undefined>): Config {
   }
 }
 
-function parseConfig(env: Record<string, string | undefined>): Config {
-  const c = readSettings(env);
-  const problems: string[] = [];
-  if (c.EGGMESH_LIST_DEFAULT_LIMIT > c.EGGMESH_LIST_MAX_LIMIT) {
-    problems.push('EGGMESH_LIST_DEFAULT_LIMIT must not exceed EGGMESH_LIST_MAX_LIMIT');
-  }
-  if (c.EGGMESH_HTTP_HEADERS_TIMEOUT_MS > c.EGGMESH_HTTP_REQUEST_TIMEOUT_MS) {
-    problems.push('EGGMESH_HTTP_HEADERS_TIMEOUT_MS must not exceed EGGMESH_HTTP_REQUEST_TIMEOUT_MS');
-  }
-  if (c.EGGMESH_HEALTH_PROBE_TIMEOUT_MS > c.EGGMESH_HEALTH_PROBE_INTERVAL_MS) {
-    problems.push('EGGMESH_HEALTH_PROBE_TIMEOUT_MS must not exceed EGGMESH_HEALTH_PROBE_INTERVAL_MS');
-  }
-  const auth = authConfig(c, problems);
-  if (problems.length > 0) {
-    throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
-  }
-  const local = (p: number) =>
-    `http://${c.EGGMESH_HOST.includes(':') ? `[${c.EGGMESH_HOST}]` : c.EGGMESH_HOST}:${p}`;
-  return Object.freeze({
-    dataDir: resolve(c.EGGMESH_DATA_DIR),
-    host: c.EGGMESH_HOST,
-    ports: Object.freeze({
-      write: c.WRITE_API_PORT,
-      read: c.READ_API_PORT,
-      projector: c.PROJECTOR_PORT,
-      edge: c.EDGE_PORT,
-      edgeNode: c.EDGE_NODE_PORT,
-      relay: c.RELAY_PORT,
-    }),
-    logLevel: c.EGGMESH_LOG_LEVEL,
-    logRequests: isOn(c.EGGMESH_LOG_REQUESTS),
-    corsOrigin: c.EGGMESH_CORS_ORIGIN,
-    bodyLimitBytes: c.EGGMESH_BODY_LIMIT_BYTES,
-    sqliteSync: c.EGGMESH_SQLITE_SYNC,
-    list: Object.freeze({ defaultLimit: c.EGGMESH_LIST_DEFAULT_LIMIT, maxLimit: c.EGGMESH_LIST_MAX_LIMIT }),
-    bulkMaxItems: c.EGGMESH_BULK_MAX_ITEMS,
-    maxFutureMs: c.EGGMESH_MAX_FUTURE_MS,
-    idVersion: c.EGGMESH_ID_VERSION === '4' ? 4 : 7,
-    minPositionWaitMs: c.EGGMESH_MIN_POSITION_WAIT_MS,
-    readMemoRows: c.EGGMESH_READ_MEMO_ROWS,
-    graphql: Object.freeze({
-      maxDepth: c.EGGMESH_GRAPHQL_MAX_DEPTH,
-      maxCost: c.EGGMESH_GRAPHQL_MAX_COST,
-      maxFields: c.EGGMESH_GRAPHQL_MAX_FIELDS,
-      maxDocumentBytes: c.EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES,
-      maxTokens: c.EGGMESH_GRAPHQL_MAX_TOKENS,
-      maxRows: c.EGGMESH_GRAPHQL_MAX_ROWS,
-      maxResponseBytes: c.EGGMESH_GRAPHQL_MAX_RESPONSE_BYTES,
-    }),
-    projector: Object.freeze({
-      batchSize: c.EGGMESH_PROJECTOR_BATCH,
-      idlePollMs: c.EGGMESH_PROJECTOR_IDLE_POLL_MS,
-    }),
-    shutdownTimeoutMs: c.EGGMESH_SHUTDOWN_TIMEOUT_MS,
-    http: Object.freeze({
-      headersTimeoutMs: c.EGGMESH_HTTP_HEADERS_TIMEOUT_MS,
-      requestTimeoutMs: c.EGGMESH_HTTP_REQUEST_TIMEOUT_MS,
-      keepAliveTimeoutMs: c.EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS,
-      maxConnections: c.EGGMESH_HTTP_MAX_CONNECTIONS,
-      turnMs: c.EGGMESH_HTTP_TURN_MS,
-    }),
-    eventLoopStallMs: c.EGGMESH_EVENT_LOOP_STALL_MS,
-    healthProbe: Object.freeze({
-      intervalMs: c.EGGMESH_HEALTH_PROBE_INTERVAL_MS,
-      timeoutMs: c.EGGMESH_HEALTH_PROBE_TIMEOUT_MS,
-      failures: c.EGGMESH_HEALTH_PROBE_FAILURES,
-    }),
-    store: c.EGGMESH_STORE,
-    mongodb: Object.freeze({
-      uri: c.EGGMESH_MONGODB_URI,
-      dbName: c.EGGMESH_MONGODB_DB,
-      writeConcern:
-        c.EGGMESH_MONGODB_WRITE_CONCERN === 'majority' ? 'majority' : Number(c.EGGMESH_MONGODB_WRITE_CONCERN),
-      devPort: c.EGGMESH_DEV_MONGODB_PORT,
-    }),
-    log: c.EGGMESH_LOG,
-    kafka: Object.freeze({
-      brokers: Object.freeze(
-        c.EGGMESH_KAFKA_BROKERS.split(',')
-          .map((b) => b.trim())
-          .filter((b) => b !== ''),
-      ),
-      topic: c.EGGMESH_KAFKA_TOPIC,
-      devPort: c.EGGMESH_DEV_KAFKA_PORT,
-    }),
-    auth,
-    rateLimitPerMin: c.EGGMESH_RATE_LIMIT_PER_MIN,
-    edgeGraphql: c.EGGMESH_EDGE_GRAPHQL,
-    frontDoor: c.EGGMESH_FRONT_DOOR,
-    upstreams: Object.freeze({
-      write: c.EGGMESH_WRITE_API_URL ?? local(c.WRITE_API_PORT),
-      read: c.EGGMESH_READ_API_URL ?? local(c.READ_API_PORT),
-    }),
-  });
+/** A JSON Web Key Set, as read from `EGGMESH_JWKS` when it names a file. */
+export interface JsonWebKeySet {
+  readonly keys: readonly Record<string, unknown>[];
 }
 
-/** Every setting of `configSchema` read from `env`, or a ConfigError listing each one that is invalid. */
-function readSettings(env: Record<string, string | undefined>): RawConfig {
-  const values: Record<string, unknown> = {};
-  const problems: string[] = [];
-  for (const [name, setting] of Object.entries(configSchema) as [string, Setting][]) {
-    const raw = env[name];
-    if (raw === undefined) {
-      values[name] = setting.default;
-      continue;
-    }
-    const read = readSetting(setting, raw);
-    if ('problem' in read) problems.push(`${name}: ${read.problem}`);
-    else values[name] = read.value;
-  }
-  if (problems.length > 0) {
-    throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
-  }
-  return values as RawConfig;
-}
-
-/** What one set variable means for its setting, or what is wrong with it (quoting it, unless secret). */
-function readSetting(setting: Setting, raw: string): { value: string | number } | { problem: string } {
-  const expected = expectation(setting);
-  if (raw === '') {
-    const fallback = setting.default === undefined ? '' : ` for the default ${setting.default}`;
-    return { problem: `"" is empty; expected ${expected}, or leave it unset${fallback}` };
-  }
-  const refused = { problem: `${JSON.stringify(raw)} is not ${expected}` };
-  switch (setting.kind) {
-    case 'int': {
-      // Plain digits only: Number() would also take ' 8 ', '1e3', '0x10' or '1.0'.
-      const value = Number(raw);
-      const ok =
-        /^[0-9]+$/.test(raw) &&
-        Number.isSafeInteger(value) &&
-        value >= setting.min &&
-        (setting.max === undefined || value <= setting.max);
-      return ok ? { value } : refused;
-    }
-    case 'oneOf':
-      return setting.values.includes(raw) ? { value: raw } : refused;
-    case 'text':
-      return setting.pattern === undefined || setting.pattern.test(raw) ? { value: raw } : refused;
-    case 'secret':
-      return raw.length >= setting.minLength
-        ? { value: raw }
-        : { problem: `${setting.expected} (this one has ${raw.length})` };
-    case 'url': {
-      // As zod's url() did: surrounding blanks trimmed, tabs and line breaks (which URL drops) removed.
-      const trimmed = raw.trim();
-      return URL.canParse(trimmed) ? { value: trimmed.replace(/[\t\n\r]/g, '') } : refused;
-    }
-  }
-}
-
-/** What a setting's value must be, for error messages. */
-function expectation(setting: Setting): string {
-  switch (setting.kind) {
-    case 'int':
-      return setting.max === undefined
-        ? `a whole number, ${setting.min} or more`
-        : `a whole number from ${setting.min} to ${setting.max}`;
-    case 'oneOf':
-      return `one of ${setting.values.join(', ')}`;
-    case 'text':
-      return setting.expected ?? 'a value';
-    case 'secret':
-      return `at least ${setting.minLength} characters`;
-    case 'url':
-      return 'a URL such as http://127.0.0.1:3034';
-  }
+export interface AuthConfig {
+  /** `none`: every request may write (the zero-config default); `jwt`: writes need a bearer token. */
+  readonly mode: 'none' | 'jwt';
+  /** Reads need the `eggmesh:read` scope too (only with `mode: 'jwt'`). */
+  readonly reads: boolean;
+  /** HS256 shared secret. Not enumerable: printing or serializing the config never shows it. */
+  readonly secret?: string;
+  /** Public keys (RS256/ES256) read from a JWKS file at boot. */
+  readonly jwks?: JsonWebKeySet;
+  /** A JWKS served over https, fetched (and cached) by the verifier. */
+  readonly jwksUrl?: string;
+  readonly issuer?: string;
+  readonly audience?: string;
+  /** Leeway on `exp` and `nbf`, in seconds. */
+  readonly clockSkewS: number;
 }
 
 /** The auth settings, checked together: `jwt` needs exactly one key source, and a JWKS file must read. */
-function authConfig(c: RawConfig, problems: string[]): AuthConfig {
+type AuthSetting =
+  | 'EGGMESH_AUTH'
+  | 'EGGMESH_JWT_SECRET'
+  | 'EGGMESH_JWKS'
+  | 'EGGMESH_JWT_ISSUER'
+  | 'EGGMESH_JWT_AUDIENCE'
+  | 'EGGMESH_JWT_CLOCK_SKEW_S'
+  | 'EGGMESH_AUTH_READS';
+function authConfig(c: Values<AuthSetting>, problems: string[]): AuthConfig {
   const base = {
     mode: c.EGGMESH_AUTH,
-    reads: c.EGGMESH_AUTH === 'jwt' && isOn(c.EGGMESH_AUTH_READS),
+    reads: c.EGGMESH_AUTH === 'jwt' && c.EGGMESH_AUTH_READS,
     clockSkewS: c.EGGMESH_JWT_CLOCK_SKEW_S,
     ...(c.EGGMESH_JWT_ISSUER === undefined ? {} : { issuer: c.EGGMESH_JWT_ISSUER }),
     ...(c.EGGMESH_JWT_AUDIENCE === undefined ? {} : { audience: c.EGGMESH_JWT_AUDIENCE }),
   };
   if (c.EGGMESH_AUTH === 'none') {
-    if (isOn(c.EGGMESH_AUTH_READS)) problems.push('EGGMESH_AUTH_READS=true needs EGGMESH_AUTH=jwt');
+    if (c.EGGMESH_AUTH_READS) problems.push('EGGMESH_AUTH_READS=true needs EGGMESH_AUTH=jwt');
     return Object.freeze(base);
   }
   const secret = c.EGGMESH_JWT_SECRET;

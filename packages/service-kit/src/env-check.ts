@@ -1,4 +1,4 @@
-import { configSchema } from './config.js';
+import { settings } from './config.js';
 
 /** EGGMESH_* variables read by tools rather than by the services (`pnpm fuzz`); not typos. */
 export const toolEnvNames = [
@@ -11,9 +11,9 @@ export const toolEnvNames = [
 
 /**
  * Every EGGMESH_* (and *_PORT) name some eggmesh process reads. A function, not a constant: config.ts
- * imports this module, so configSchema is only there once both have loaded.
+ * imports this module, so `settings` is only there once both have loaded.
  */
-export const knownEnvNames = (): readonly string[] => [...Object.keys(configSchema), ...toolEnvNames];
+export const knownEnvNames = (): readonly string[] => [...Object.keys(settings), ...toolEnvNames];
 
 /** Edit distance (insertions, deletions, substitutions, adjacent swaps count 1 each). */
 export function editDistance(a: string, b: string): number {

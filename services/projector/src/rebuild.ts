@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { openBackend } from '@eggmesh/backends';
 import {
   type CliOption,
   type CommandSpec,
@@ -6,17 +6,6 @@ import {
   parseCommandLine,
   usageError,
 } from '@eggmesh/service-kit';
-import type { ProjectionStore } from '@eggmesh/store';
-import {
-  currentGeneration,
-  dataFiles,
-  newGenerationName,
-  openBulkProjectionStore,
-  openDatabase,
-  openPrimaryWhenCreated,
-  promoteGeneration,
-  removeStaleGenerations,
-} from '@eggmesh/store-sqlite';
 import { Projector } from './projector.js';
 
 const spec = {
@@ -28,17 +17,11 @@ const spec = {
     json: { type: 'boolean', description: 'print the summary as one JSON line' },
     quiet: { type: 'boolean', description: 'no progress on stderr' },
   },
-  env: [
-    'EGGMESH_STORE',
-    'EGGMESH_DATA_DIR',
-    'EGGMESH_SQLITE_SYNC',
-    'EGGMESH_MONGODB_URI',
-    'EGGMESH_MONGODB_DB',
-  ],
+  config: 'rebuild',
 } as const satisfies CommandSpec<Readonly<Record<string, CliOption>>>;
 
 const values = parseCommandLine(spec);
-const config = loadConfig();
+const config = loadConfig('rebuild');
 const batchSize = values.batch ? Number(values.batch) : 5000;
 if (!Number.isInteger(batchSize) || batchSize < 1) usageError(spec, '--batch must be a whole number ≥ 1');
 let started = performance.now();
@@ -102,81 +85,36 @@ const summarize = (
 };
 
 /**
- * MongoDB: in place. The projection collections and the checkpoint are dropped, then the log is
- * replayed from position 0 through the ports (the same Projector as the service). A projector service
- * still running meanwhile cooperates through the checkpoint compare-and-set: its next commit conflicts,
- * it forgets its cache and carries on from the rebuilt checkpoint.
+ * Replays the whole log through the ports (the same Projector as the service) into the backend's rebuild
+ * target, then makes it live. SQLite: a new generation, the old one serving until the switch; MongoDB: in
+ * place, the checkpoint reset (docs/architecture.md).
  */
-async function rebuildOnMongo(): Promise<ReturnType<typeof summarize>> {
-  const { openMongoEventLog, openMongoProjectionStore } = await import('@eggmesh/store-mongodb');
-  const { uri, dbName, writeConcern } = config.mongodb;
-  const log = await openMongoEventLog({ uri, dbName, serverSelectionTimeoutMS: 10_000 });
-  const store = await openMongoProjectionStore({ uri, dbName, writeConcern, reset: true });
+async function rebuild(): Promise<ReturnType<typeof summarize>> {
+  const backend = await openBackend(config, 'rebuild', note);
+  const target = await backend.openRebuild(note);
   try {
-    const projector = new Projector(log, store, batchSize);
+    // Where the target holds everything in memory while folding, so does the projector's cache, so that
+    // no batch waits for a load of what an earlier one wrote.
+    const projector = new Projector(
+      target.log,
+      target.store,
+      batchSize,
+      target.unboundedCache ? Number.POSITIVE_INFINITY : undefined,
+    );
     started = performance.now();
-    const position = await catchUpAll(projector);
-    progress(position, position, true);
-    return summarize(position, null, null, []);
-  } finally {
-    await store.close();
-    await log.close();
-  }
-}
-
-async function rebuildOnSqlite(): Promise<ReturnType<typeof summarize>> {
-  const dir = dataFiles(config.dataDir).projectionsDir;
-  // One rebuild at a time: each removes the generations it does not know, including one another rebuild
-  // is still writing. The SQLite write lock is released when the process dies, so a killed rebuild never
-  // blocks the next one.
-  const lock = openDatabase(join(dir, 'rebuild.lock'), { busyTimeoutMs: 0 });
-  try {
-    lock.exec('BEGIN EXCLUSIVE');
-  } catch {
-    console.error(`another rebuild is running on ${dir}`);
-    process.exit(3);
-  }
-  const log = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m));
-  const previous = currentGeneration(dir);
-  const generation = newGenerationName();
-  // Bulk: nobody reads the generation until it is promoted, so it is built by a thread of its own
-  // (this one folds while that one writes) without a journal on disk; finish() puts it in WAL and
-  // fsyncs it once, before anyone is pointed at it. Later passes (writes that landed meanwhile) go
-  // through the ordinary store finish() returns.
-  const bulk = openBulkProjectionStore({ dir, generation, synchronous: config.sqliteSync });
-  let store: ProjectionStore = bulk;
-  // The log is read one batch ahead by a third thread while this one folds.
-  const entries = log.readAheadLog();
-  // The bulk store keeps every document and state row in memory; so does this cache, decoded, so
-  // that no batch waits for a load of what an earlier one wrote.
-  const projector = new Projector(entries, bulk, batchSize, Number.POSITIVE_INFINITY);
-  started = performance.now();
-  let position: number;
-  try {
-    position = await catchUpAll(projector, async () => {
-      // Creating the indexes takes a few seconds on medium, about 15 on national: say so.
-      const finishing = performance.now();
-      note('rebuild: all events applied; creating the indexes and syncing the new generation…');
-      store = await bulk.finish();
-      note(
-        `rebuild: the new generation is indexed and synced (${((performance.now() - finishing) / 1000).toFixed(1)} s)`,
-      );
-      projector.useStore(store);
+    const position = await catchUpAll(projector, async () => {
+      if (target.afterFirstPass) projector.useStore(await target.afterFirstPass());
     });
     // Done at `position`: writes that land after the last pass are the running projector's to apply.
     progress(position, position, true);
-    promoteGeneration(dir, generation);
+    const { generation, previous, removed } = await target.promote();
+    return summarize(position, generation, previous, removed);
   } finally {
-    await store.close();
-    await entries.close();
-    await log.close();
+    await target.close();
   }
-  const removed = removeStaleGenerations(dir, previous ? [previous] : []);
-  lock.close();
-  return summarize(position, generation, previous, removed);
 }
 
-const summary = config.store === 'mongodb' ? await rebuildOnMongo() : await rebuildOnSqlite();
+const summary = await rebuild();
 if (values.json) console.log(JSON.stringify(summary));
 else
   console.log(

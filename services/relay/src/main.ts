@@ -1,41 +1,22 @@
+import { openBackend } from '@eggmesh/backends';
 import { kafkajsClient, Relay } from '@eggmesh/log-kafka';
-import {
-  commonServiceEnv,
-  connectLog,
-  loadConfig,
-  loggerOptions,
-  parseCommandLine,
-  serve,
-} from '@eggmesh/service-kit';
-import type { EventLog } from '@eggmesh/store';
+import { loadConfig, loggerOptions, parseCommandLine, serve } from '@eggmesh/service-kit';
 import { buildApp } from './app.js';
 
 parseCommandLine({
   command: 'node services/relay/dist/main.js',
   summary:
     "Publishes the primary's event log to a Kafka topic in log order (idempotent producer), for the\nprojector to consume with EGGMESH_LOG=kafka; serves /health, /ready and /metrics (lag in entries and\nms). The stack runs it when EGGMESH_LOG=kafka (`pnpm start:scaled`).",
-  env: [...commonServiceEnv, 'RELAY_PORT', 'EGGMESH_KAFKA_BROKERS', 'EGGMESH_KAFKA_TOPIC'],
+  config: 'relay',
 });
-// The relay's composition root: the primary's log (read-only, as EGGMESH_STORE says) → the Kafka topic,
-// in log order (docs/architecture.md, "The event log on Kafka"). Only the chosen store's adapter loads.
-const config = loadConfig();
+// The relay's composition root: the primary's log (read-only, from the backend EGGMESH_STORE names) →
+// the Kafka topic, in log order (docs/architecture.md, "The event log on Kafka").
+const config = loadConfig('relay');
 const stop = new AbortController();
 let running = false;
 
-async function openPrimaryLog(): Promise<{ log: EventLog; close(): Promise<void> }> {
-  if (config.store === 'mongodb') {
-    const { connectingMongoEventLog } = await import('@eggmesh/store-mongodb');
-    const { uri, dbName } = config.mongodb;
-    // Connecting in the background: the relay answers /health at once and retries until MongoDB answers.
-    const log = connectingMongoEventLog({ uri, dbName }, connectLog('relay', `MongoDB at ${uri}`));
-    return { log, close: () => log.close() };
-  }
-  const { openPrimaryWhenCreated } = await import('@eggmesh/store-sqlite');
-  const store = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m), stop.signal);
-  return { log: store.log, close: () => store.close() };
-}
-
-const primary = await openPrimaryLog();
+const backend = await openBackend(config, 'relay');
+const primary = await backend.openPrimaryLog(stop.signal);
 const client = kafkajsClient({
   brokers: config.kafka.brokers,
   topic: config.kafka.topic,

@@ -1,0 +1,102 @@
+import { connectLog } from '@eggmesh/service-kit';
+import {
+  Connecting,
+  ConnectingPrimaryStore,
+  ConnectingProjectionStore,
+  ConnectingReadStore,
+  connectingMongoEventLog,
+  openMongoEventLog,
+  openMongoPrimaryStore,
+  openMongoProjectionStore,
+  openMongoReadStore,
+} from '@eggmesh/store-mongodb';
+import type { Backend, BackendConfig } from './types.js';
+
+const SERVER_SELECTION_MS = 5000;
+
+/**
+ * The scaled tier: one MongoDB database. Every side connects in the background, so a service answers
+ * (`/ready` 503, writes 503) until MongoDB does, and says why in its log.
+ */
+export function mongodbBackend(config: BackendConfig, service: string): Backend {
+  const { uri, dbName } = config.mongodb;
+  const log = () => connectLog(service, `MongoDB at ${uri}`);
+  return {
+    name: 'mongodb',
+    describe: () => ({ store: 'mongodb', uri, db: dbName }),
+    async openWriteSide() {
+      const primary = new ConnectingPrimaryStore(
+        new Connecting(() => openMongoPrimaryStore({ uri, dbName, serverSelectionTimeoutMS: SERVER_SELECTION_MS }), log()),
+      );
+      // The write-api's REST reads go to the primary, so a client reads its own writes at once.
+      const reader = new ConnectingReadStore(
+        new Connecting(() =>
+          openMongoReadStore({ uri, dbName, readPreference: 'primary', serverSelectionTimeoutMS: SERVER_SELECTION_MS }),
+        ),
+      );
+      return {
+        primary,
+        reader,
+        async close() {
+          await reader.close();
+          await primary.close();
+        },
+      };
+    },
+    async openReadSide() {
+      return new ConnectingReadStore(
+        new Connecting(
+          () =>
+            openMongoReadStore({
+              uri,
+              dbName,
+              readPreference: 'secondaryPreferred',
+              serverSelectionTimeoutMS: SERVER_SELECTION_MS,
+            }),
+          log(),
+        ),
+      );
+    },
+    async openPrimaryLog() {
+      const events = connectingMongoEventLog({ uri, dbName }, log());
+      return { log: events, problem: () => null, close: () => events.close() };
+    },
+    async openProjections() {
+      const store = new ConnectingProjectionStore(
+        new Connecting(() => openMongoProjectionStore({ uri, dbName, serverSelectionTimeoutMS: SERVER_SELECTION_MS })),
+      );
+      return {
+        current: () => store,
+        follow: () => undefined,
+        promotions: () => 0,
+        // Rebuilds on MongoDB happen in place (the checkpoint moves back): nothing to switch to.
+        promoted: (_seen, timeoutMs, signal) =>
+          new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, timeoutMs);
+            signal.addEventListener('abort', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+          }),
+        describe: () => ({ store: 'mongodb', uri, db: dbName }),
+        close: () => store.close(),
+      };
+    },
+    async openRebuild() {
+      // In place: the projection collections and the checkpoint are dropped, then the log is replayed. A
+      // projector still running meanwhile conflicts on its next checkpoint and carries on from the rebuilt one.
+      const events = await openMongoEventLog({ uri, dbName, serverSelectionTimeoutMS: 10_000 });
+      const store = await openMongoProjectionStore({ uri, dbName, reset: true });
+      return {
+        log: events,
+        store,
+        unboundedCache: false,
+        promote: async () => ({ generation: null, previous: null, removed: [] }),
+        async close() {
+          await store.close();
+          await events.close();
+        },
+      };
+    },
+  };
+}
