@@ -2,7 +2,7 @@ import {
   type CliOption,
   type CommandSpec,
   closestName,
-  configSchema,
+  settings,
   editDistance,
   formatUsage,
   knownEnvNames,
@@ -72,7 +72,7 @@ describe('command line', () => {
 
 describe('unknown EGGMESH_* variables', () => {
   it('knows every setting and the tools’ own variables', () => {
-    expect(knownEnvNames()).toEqual([...Object.keys(configSchema), ...toolEnvNames]);
+    expect(knownEnvNames()).toEqual([...Object.keys(settings), ...toolEnvNames]);
   });
 
   it('warns once per unknown name, naming the closest known one', () => {

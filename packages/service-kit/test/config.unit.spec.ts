@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError, configSchema, loadConfig } from '@eggmesh/service-kit';
+import { ConfigError, parseConfig, settingNames, settings } from '@eggmesh/service-kit';
 import { describe, expect, it } from 'vitest';
 
+const loadConfig = (env: Record<string, string | undefined>) => parseConfig(env);
 const doc = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
 const documented = new Map(
   [...doc.matchAll(/^\| `([A-Z_]+)` \| ([^|]+) \|/gm)].map((m) => [m[1]!, m[2]!.trim().replace(/`/g, '')]),
@@ -9,36 +10,39 @@ const documented = new Map(
 
 describe('configuration', () => {
   it('documents every setting, and only real ones', () => {
-    expect([...documented.keys()].sort()).toEqual(Object.keys(configSchema).sort());
+    expect([...documented.keys()].sort()).toEqual(Object.keys(settings).sort());
   });
 
   it('documents the defaults the code uses', () => {
-    for (const [name, setting] of Object.entries(configSchema)) {
+    for (const [name, setting] of Object.entries(settings)) {
       if (setting.default === undefined) continue;
       expect(documented.get(name), name).toBe(String(setting.default));
     }
   });
 
+  it('documents each setting in its section', () => {
+    const sections = [...doc.matchAll(/^## (.+)$/gm)].map((m) => ({ title: m[1]!, at: m.index ?? 0 }));
+    for (const [name, setting] of Object.entries(settings)) {
+      const at = doc.indexOf(`| \`${name}\` |`);
+      const section = sections.filter((s) => s.at < at).at(-1)?.title ?? '';
+      expect(section.toLowerCase(), name).toContain(setting.section);
+    }
+  });
+
   it('accepts each default when it is set explicitly, and gives the same config', () => {
     const explicit = Object.fromEntries(
-      Object.entries(configSchema)
+      Object.entries(settings)
         .filter(([, setting]) => setting.default !== undefined)
         .map(([name, setting]) => [name, String(setting.default)]),
     );
-    expect(Object.keys(explicit).length).toBeGreaterThanOrEqual(50);
+    expect(Object.keys(explicit).length).toBeGreaterThanOrEqual(30);
     expect(loadConfig(explicit)).toEqual(loadConfig({}));
   });
 
   it('gives the documented ports and a frozen object', () => {
     const config = loadConfig({});
-    expect(config.ports).toEqual({
-      write: 3034,
-      read: 3035,
-      projector: 3036,
-      edge: 5088,
-      edgeNode: 5089,
-      relay: 3037,
-    });
+    expect(config.ports).toEqual({ write: 3034, read: 5088, projector: 3036, relay: 3037 });
+    expect(config.dev).toEqual({ mongodbPort: 27017, kafkaPort: 9092 });
     expect(config.host).toBe('127.0.0.1');
     expect(Object.isFrozen(config)).toBe(true);
     expect(config.upstreams.write).toBe('http://127.0.0.1:3034');
@@ -64,65 +68,53 @@ describe('configuration', () => {
     );
   });
 
-  it('reads the HTTP limits and refuses a headers timeout above the request timeout', () => {
-    expect(loadConfig({}).http).toEqual({
-      headersTimeoutMs: 10_000,
-      requestTimeoutMs: 30_000,
-      keepAliveTimeoutMs: 10_000,
-      maxConnections: 4096,
-      turnMs: 2,
-    });
-    expect(loadConfig({ EGGMESH_HTTP_TURN_MS: '0' }).http.turnMs).toBe(0);
-    expect(loadConfig({ EGGMESH_EVENT_LOOP_STALL_MS: '0' }).eventLoopStallMs).toBe(0);
-    const error = (() => {
-      try {
-        loadConfig({
-          EGGMESH_HTTP_HEADERS_TIMEOUT_MS: '5000',
-          EGGMESH_HTTP_REQUEST_TIMEOUT_MS: '1000',
-          EGGMESH_HEALTH_PROBE_TIMEOUT_MS: '9000',
-        });
-      } catch (e) {
-        return e;
-      }
-    })();
-    expect(error).toBeInstanceOf(ConfigError);
-    expect(String(error)).toMatch(/EGGMESH_HTTP_HEADERS_TIMEOUT_MS must not exceed/);
-    expect(String(error)).toMatch(/EGGMESH_HEALTH_PROBE_TIMEOUT_MS must not exceed/);
+  it('each command reads and validates its own variables only', () => {
+    expect(settingNames('projector')).toContain('EGGMESH_KAFKA_TOPIC');
+    expect(settingNames('projector')).not.toContain('EGGMESH_GRAPHQL_MAX_DEPTH');
+    expect(settingNames('read-api')).toContain('EGGMESH_GRAPHQL_MAX_DEPTH');
+    expect(settingNames('write-api')).not.toContain('EGGMESH_KAFKA_BROKERS');
+    // A bad value of a variable the projector does not read does not stop the projector...
+    const env = { EGGMESH_GRAPHQL_MAX_DEPTH: 'deep', EGGMESH_KAFKA_TOPIC: 'eggs' };
+    const projector = parseConfig(env, 'projector');
+    expect(projector.kafka.topic).toBe('eggs');
+    expect(projector).not.toHaveProperty('graphql');
+    // ...but does stop the read-api, which reads it.
+    expect(() => parseConfig(env, 'read-api')).toThrow(/EGGMESH_GRAPHQL_MAX_DEPTH: "deep"/);
+    expect(parseConfig({}, 'read-api').graphql.maxDepth).toBe(8);
   });
 
-  it('parses the MongoDB settings: store choice, URI, database, write concern, dev port', () => {
+  it('keeps tuning internals as constants, not settings', () => {
+    const config = loadConfig({});
+    expect(config.graphql).toMatchObject({ maxFields: 2000, maxTokens: 5000, maxRows: 100_000 });
+    expect(config.projector).toEqual({ batchSize: 2000, idlePollMs: 5000 });
+    expect(Object.keys(settings).length).toBeLessThanOrEqual(40);
+  });
+
+  it('parses the MongoDB settings: store choice, URI, database', () => {
     expect(loadConfig({})).toMatchObject({
       store: 'sqlite',
-      mongodb: {
-        uri: 'mongodb://127.0.0.1:27017',
-        dbName: 'eggmesh',
-        writeConcern: 'majority',
-        devPort: 27017,
-      },
+      mongodb: { uri: 'mongodb://127.0.0.1:27017', dbName: 'eggmesh' },
     });
     expect(
       loadConfig({
         EGGMESH_STORE: 'mongodb',
-        EGGMESH_MONGODB_URI: 'mongodb://a,b,c/?replicaSet=rs0',
+        EGGMESH_MONGODB_URI: 'mongodb://a,b,c/?replicaSet=rs0&w=majority',
         EGGMESH_MONGODB_DB: 'farm',
-        EGGMESH_MONGODB_WRITE_CONCERN: '2',
         EGGMESH_DEV_MONGODB_PORT: '0',
       }),
     ).toMatchObject({
       store: 'mongodb',
-      mongodb: { uri: 'mongodb://a,b,c/?replicaSet=rs0', dbName: 'farm', writeConcern: 2, devPort: 0 },
+      mongodb: { uri: 'mongodb://a,b,c/?replicaSet=rs0&w=majority', dbName: 'farm' },
+      dev: { mongodbPort: 0 },
     });
     expect(() => loadConfig({ EGGMESH_STORE: 'postgres' })).toThrow(/EGGMESH_STORE/);
-    expect(() => loadConfig({ EGGMESH_MONGODB_WRITE_CONCERN: 'all' })).toThrow(
-      /EGGMESH_MONGODB_WRITE_CONCERN/,
-    );
   });
 });
 
 /** The lines of the ConfigError `env` gets (after `invalid configuration:`), or [] when it is valid. */
 function problemsOf(env: Record<string, string | undefined>): string[] {
   try {
-    loadConfig(env);
+    parseConfig(env);
     return [];
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -138,7 +130,7 @@ describe('reading each kind of setting', () => {
     expect(loadConfig({ WRITE_API_PORT: undefined }).ports.write).toBe(3034);
     expect(loadConfig({ WRITE_API_PORT: '0' }).ports.write).toBe(0);
     expect(loadConfig({ WRITE_API_PORT: '65535' }).ports.write).toBe(65_535);
-    expect(loadConfig({ EDGE_PORT: '0080' }).ports.edge).toBe(80);
+    expect(loadConfig({ RELAY_PORT: '0080' }).ports.relay).toBe(80);
     for (const bad of ['65536', '-1', '1.5', '1.0', 'abc', '1e3', '0x50', '+80', ' 80', '80 ', 'Infinity']) {
       expect(problemsOf({ WRITE_API_PORT: bad }), bad).toEqual([
         `WRITE_API_PORT: ${JSON.stringify(bad)} is not a whole number from 0 to 65535`,
@@ -181,7 +173,7 @@ describe('reading each kind of setting', () => {
   it('choices: the default when unset, any listed word, anything else refused with the list', () => {
     expect(loadConfig({}).logLevel).toBe('info');
     expect(loadConfig({ EGGMESH_LOG_LEVEL: 'debug' }).logLevel).toBe('debug');
-    expect(loadConfig({ EGGMESH_EDGE_GRAPHQL: 'proxy' }).edgeGraphql).toBe('proxy');
+    expect(loadConfig({ EGGMESH_LOG: 'kafka' }).log).toBe('kafka');
     expect(problemsOf({ EGGMESH_LOG_LEVEL: 'verbose' })).toEqual([
       'EGGMESH_LOG_LEVEL: "verbose" is not one of fatal, error, warn, info, debug, trace, silent',
     ]);
@@ -220,14 +212,14 @@ describe('reading each kind of setting', () => {
     expect(loadConfig({ EGGMESH_WRITE_API_URL: 'http://write.internal:9000' }).upstreams.write).toBe(
       'http://write.internal:9000',
     );
-    expect(loadConfig({ EGGMESH_READ_API_URL: ' http://read.internal:9001 ' }).upstreams.read).toBe(
-      'http://read.internal:9001',
+    expect(loadConfig({ EGGMESH_WRITE_API_URL: ' http://write.internal:9001 ' }).upstreams.write).toBe(
+      'http://write.internal:9001',
     );
     expect(problemsOf({ EGGMESH_WRITE_API_URL: '127.0.0.1:9000' })).toEqual([
       'EGGMESH_WRITE_API_URL: "127.0.0.1:9000" is not a URL such as http://127.0.0.1:3034',
     ]);
-    expect(problemsOf({ EGGMESH_READ_API_URL: 'http://' })).toEqual([
-      'EGGMESH_READ_API_URL: "http://" is not a URL such as http://127.0.0.1:3034',
+    expect(problemsOf({ EGGMESH_WRITE_API_URL: 'http://' })).toEqual([
+      'EGGMESH_WRITE_API_URL: "http://" is not a URL such as http://127.0.0.1:3034',
     ]);
   });
 
@@ -235,22 +227,11 @@ describe('reading each kind of setting', () => {
     const short = 's3cret-'.repeat(5).slice(0, 31);
     const problems = problemsOf({ EGGMESH_AUTH: 'jwt', EGGMESH_JWT_SECRET: short });
     expect(problems).toEqual([
-      'EGGMESH_JWT_SECRET: an HS256 secret needs at least 32 characters (this one has 31)',
+      'EGGMESH_JWT_SECRET: an HS256 secret of at least 32 characters (this one has 31)',
     ]);
     expect(problems.join('\n')).not.toContain(short);
     const secret = 'x'.repeat(32);
     expect(loadConfig({ EGGMESH_AUTH: 'jwt', EGGMESH_JWT_SECRET: secret }).auth.secret).toBe(secret);
-  });
-
-  it('the MongoDB write concern: majority or a number of members', () => {
-    expect(loadConfig({}).mongodb.writeConcern).toBe('majority');
-    expect(loadConfig({ EGGMESH_MONGODB_WRITE_CONCERN: '2' }).mongodb.writeConcern).toBe(2);
-    expect(problemsOf({ EGGMESH_MONGODB_WRITE_CONCERN: 'all' })).toEqual([
-      'EGGMESH_MONGODB_WRITE_CONCERN: "all" is not majority or a number of members',
-    ]);
-    expect(problemsOf({ EGGMESH_MONGODB_WRITE_CONCERN: '' })).toEqual([
-      'EGGMESH_MONGODB_WRITE_CONCERN: "" is empty; expected majority or a number of members, or leave it unset for the default majority',
-    ]);
   });
 
   it('lists every invalid setting at once, in table order, before any cross-field check', () => {
@@ -264,8 +245,8 @@ describe('reading each kind of setting', () => {
       }),
     ).toEqual([
       'WRITE_API_PORT: "abc" is not a whole number from 0 to 65535',
-      'EGGMESH_LOG_LEVEL: "loud" is not one of fatal, error, warn, info, debug, trace, silent',
       'EGGMESH_STORE: "postgres" is not one of sqlite, mongodb',
+      'EGGMESH_LOG_LEVEL: "loud" is not one of fatal, error, warn, info, debug, trace, silent',
     ]);
     expect(problemsOf({ EGGMESH_LIST_DEFAULT_LIMIT: '50', EGGMESH_LIST_MAX_LIMIT: '10' })).toEqual([
       'EGGMESH_LIST_DEFAULT_LIMIT must not exceed EGGMESH_LIST_MAX_LIMIT',
