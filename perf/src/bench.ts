@@ -24,7 +24,6 @@
 import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CliOption, type CommandSpec, parseCommandLine } from '@eggmesh/service-kit';
-import { READ_MEMO_ROWS } from '@eggmesh/store-sqlite';
 import {
   serverName as kafkaServerName,
   type RunningBroker,
@@ -146,7 +145,7 @@ function options() {
     durationSec: number(values.duration, quick ? 1 : 10, 'duration'),
     warmupSec: number(values.warmup, quick ? 0.5 : 3, 'warmup'),
     // The MongoDB-wire test server scans for every filter beyond _id: at 10 or 100 connections its
-    // depth-3 reads do not finish within a warm-up, so its default is 5 (perf/README.md, lag section).
+    // depth-3 reads do not finish within a warm-up, so its default is 5.
     connections: Math.max(
       1,
       Math.round(number(values.connections, store === 'mongodb' ? 5 : quick ? 10 : 100, 'connections')),
@@ -308,9 +307,9 @@ async function main(): Promise<number> {
     ...(profileDir ? { cpuProfileDir: profileDir } : {}),
   });
 
-  // Projected copies of whole datasets, one per preset and run: the rebuild throughput (issue item 4) and
-  // the scaling curve's data (item 5). Each is generated first if missing, copied into the run directory
-  // and projected from position 0 by rebuild.js, with nothing else running.
+  // Projected copies of whole datasets, one per preset and run: the rebuild throughput and the scaling
+  // curve's data. Each is generated first if missing, copied into the run directory and projected from
+  // position 0 by rebuild.js, with nothing else running.
   const projectedCopies = new Map<PresetName, Promise<ProjectedData>>();
   const projected = (preset: PresetName): Promise<ProjectedData> => {
     let copy = projectedCopies.get(preset);
@@ -451,7 +450,6 @@ async function main(): Promise<number> {
     baselinesOnly: o.baselinesOnly,
     setup,
     store: storeFigures,
-    readMemoRows: Number(process.env.EGGMESH_READ_MEMO_ROWS ?? READ_MEMO_ROWS),
     ...(kafka ? { eventLog: { kind: 'kafka' as const, server: kafkaServerName } } : {}),
     scenarios: results,
     ...(profiles ? { profiles } : {}),

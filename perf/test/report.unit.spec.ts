@@ -99,6 +99,33 @@ describe('judgeTargets', () => {
     expect(by('projector rebuild events/s (national)')).toMatchObject({ value: 53_156, met: true });
   });
 
+  it('judges the depth-3 tree by its req/s against bare Mercurius, at least half of it', () => {
+    const depth3 = (rpsRatio: number) =>
+      judgeTargets({
+        ...report('national'),
+        scenarios: [
+          {
+            name: 'federation-depth',
+            description: 'depth',
+            cases: [
+              {
+                scenario: 'federation-depth',
+                case: 'depth 3 (farm→coops→hens)',
+                connections: 100,
+                ours: summary(14, 29, 6_000 * rpsRatio),
+                baseline: summary(8, 20, 6_000),
+                ratios: { rps: rpsRatio, p99: 1.4, cpuMsPerRequest: 1.8 },
+              },
+            ],
+            figures: {},
+            notes: [],
+          },
+        ],
+      }).find((t) => t.target.startsWith('GraphQL depth 3'));
+    expect(depth3(0.59)).toMatchObject({ value: 0.59, threshold: '≥ 0.5', met: true });
+    expect(depth3(0.45)).toMatchObject({ value: 0.45, met: false });
+  });
+
   it('reports but does not judge a curve whose large end is not national, nor anything in quick mode', () => {
     const medium = judgeTargets(report('medium'));
     expect(medium.find((t) => t.target.startsWith('medium getById'))).toMatchObject({
@@ -203,7 +230,7 @@ describe('the latency targets and their bootstrap intervals', () => {
     expect(by(1, 'REST')).toMatchObject({ value: 1.25, met: false });
     expect(by(1, 'REST')?.note).toMatch(/1\.20–1\.50 .*: missed across it$/);
     expect(by(10, 'GraphQL')?.note).toMatch(/0\.90–1\.30 .*: the limit lies inside it/);
-    // No interval (an older report): the verdict alone.
+    // No interval for this one: the verdict alone.
     expect(by(10, 'REST')).toMatchObject({ value: 1.25, met: false });
     expect(by(10, 'REST')?.note).toBeUndefined();
   });

@@ -32,7 +32,7 @@ describe('soak: RSS curves', () => {
   });
 
   it('calls a curve that climbs, then stays flat for its last two minutes, bounded (a cache warming up)', () => {
-    // 10 minutes: +0.2 MiB every 5 s until 450 s (the soak's projector, 2026-11-24), then flat.
+    // 10 minutes: +0.55 MiB every 5 s until 450 s (a projector filling its caches), then flat.
     const plateau = Array.from({ length: 121 }, (_, i) => [i * 5, 150 + Math.min(i, 90) * 0.55] as const);
     const judged = judgeCurve('projector', plateau, 70, 200);
     expect(judged.settled).toBe(true);
@@ -46,7 +46,7 @@ describe('soak: RSS curves', () => {
   });
 
   it("calls a garbage collector's sawtooth bounded whichever phase it ends in, and one whose floor climbs not", () => {
-    // As the edge's RSS in a full run (round 27): +6.5 MiB every 5 s from 110 to 201, then back,
+    // A collector's sawtooth as a soak shows it: +6.5 MiB every 5 s from 110 to 201, then back,
     // ten minutes, ending on a climb.
     const cycle = 15;
     const saw = Array.from({ length: 120 }, (_, i) => [i * 5, 110 + (i % cycle) * 6.5] as const);

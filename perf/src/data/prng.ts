@@ -57,7 +57,7 @@ export function mulberry32(seed: number): Rng {
  * The integers 0 … n−1 in a random order (Fisher–Yates). The closed-loop latency measurements send
  * each request to every target in such an order: in a fixed (or rotating) one, a target always follows
  * the same other target, so its users always start their burst in the same place, first or last, and
- * that place alone moved an identical build's p50 by 0.3 ms at 10 users (perf/README.md, round 23).
+ * that place alone moves an identical build's p50 by about 0.3 ms at 10 users.
  */
 export function permutation(rng: Rng, n: number): number[] {
   const order = Array.from({ length: n }, (_, i) => i);

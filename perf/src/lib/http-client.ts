@@ -6,7 +6,7 @@ export interface Answer {
   readonly ms: number;
 }
 
-/** One client of the closed-loop measurements (the latency scenario, hop.js): one keep-alive connection, one request at a time. */
+/** One client of the closed-loop latency scenario: one keep-alive connection, one request at a time. */
 export class Client {
   readonly #agent = new Agent({ keepAlive: true, maxSockets: 1 });
 

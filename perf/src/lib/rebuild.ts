@@ -28,12 +28,12 @@ export interface RebuildSummary {
   readonly events: number;
   readonly seconds: number;
   readonly eventsPerSecond: number;
-  /** The rebuild process's peak RSS, MiB (absent from builds before it was reported). */
+  /** The rebuild process's peak RSS, MiB (absent when rebuild.js does not report it). */
   readonly peakRssMiB?: number;
 }
 
 /**
- * Projector rebuild throughput on one dataset (issue item 4): the summary (`events` applied from position
+ * Projector rebuild throughput on one dataset: the summary (`events` applied from position
  * 0, `seconds` from opening the log to promoting the new generation), and what the bench saw around it.
  */
 export interface RebuildFigures extends RebuildSummary {

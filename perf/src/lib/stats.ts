@@ -101,8 +101,8 @@ function bootstrap(draws: number, level: number, statistic: () => number): Inter
  * on: a percentile bootstrap. Each of `draws` rounds draws `a.length` samples from `a` and `b.length` from
  * `b`, with replacement, and takes the ratio of their percentiles; the interval is the middle `level`
  * (default 90 %) of those ratios. A p95 of 40 samples is the third highest of them, so two runs of the same
- * code can put the same ratio on either side of a 1.15 target (perf/README.md, rounds 17–24): the interval
- * says how much of a verdict the samples carry. `next` gives uniform numbers in [0, 1) (a seeded generator
+ * code can put the same ratio on either side of a limit such as 1.15: the interval says how much of a
+ * verdict the samples carry. `next` gives uniform numbers in [0, 1) (a seeded generator
  * for repeatable reports). Null when either side has no samples or `b`'s percentile is not positive in the
  * samples themselves.
  */
@@ -127,8 +127,8 @@ export function percentileRatioInterval(
 
 /**
  * How far one percentile of `a` moves with its samples: the same bootstrap for a figure judged on its
- * own (the mixed workload's client-seen lag p99, whose runs have read 36.3 to 52.3 ms against a 50 ms target,
- * perf/README.md round 27). Null without samples.
+ * own (the mixed workload's client-seen lag p99, which moves by several ms from run to run around its
+ * 50 ms target). Null without samples.
  */
 export function percentileInterval(
   a: ArrayLike<number>,

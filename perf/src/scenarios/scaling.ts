@@ -9,7 +9,6 @@ import { graphStep, Picker } from './common.js';
 import { expectedTree, normalise } from './federation-depth.js';
 import { queryCases } from './graphql-queries.js';
 import { queries } from './queries.js';
-import { rssMiB } from './soak.js';
 import type {
   CaseResult,
   ProjectedData,
@@ -25,8 +24,8 @@ type Doc = Record<string, unknown>;
 /**
  * Reads every file under `dir` once, so the page cache holds the data as it does on a server that has
  * been serving it: right after the copy and the rebuild of a large dataset, the first reads of a cold
- * cache went to disk and answered in seconds (national depth 3: 4.1–4.6 s after dropping the cache,
- * round 17), which measures the disk, not the read path. Returns the bytes read.
+ * cache go to disk and answer in seconds (national depth 3: over 4 s), which measures the disk, not the
+ * read path. Returns the bytes read.
  */
 function warmPageCache(dir: string): number {
   const buffer = Buffer.allocUnsafe(8 * 1024 * 1024);
@@ -207,12 +206,6 @@ export const scaling: Scenario = {
         context.log(
           `  scaling/${q.name}: p99 ${presets[1]}÷${presets[0]} ${entry.p99Ratio?.toFixed(2) ?? '–'}, p50 ${entry.p50Ratio?.toFixed(2) ?? '–'}`,
         );
-      }
-      // Memory after the curve: each size's read-api, which served every query above.
-      for (const size of sizes) {
-        const rss = rssMiB(size.pid);
-        figures[`read-api RSS MiB after the curve @ ${size.data.preset}`] = rss;
-        context.log(`  scaling: read-api on ${size.data.preset} RSS ${rss.toFixed(1)} MiB after the curve`);
       }
       return {
         name: 'scaling',
