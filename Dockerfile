@@ -2,7 +2,7 @@
 # One image for every eggmesh service (write-api, read-api, projector, relay, edge); the compose file
 # (infra/compose/docker-compose.yml) picks the entry with `command`. Build from the repository root:
 #   docker build -t eggmesh:local .
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # ---- build: the whole pnpm workspace, compiled, then pruned to production dependencies ----------------
 FROM ${NODE_IMAGE} AS build
@@ -51,4 +51,4 @@ VOLUME ["/data"]
 EXPOSE 3034 3035 3036 3037 5088
 # Any service: `docker run eggmesh:local node services/edge/dist/server.js`; the default is the embedded
 # stack under its supervisor (SQLite in /data), the same as `pnpm start`.
-CMD ["node", "--lite-mode", "--no-expose-wasm", "services/stack/dist/main.js"]
+CMD ["node", "services/stack/dist/main.js"]

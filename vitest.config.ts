@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -22,6 +22,18 @@ const workspaceSources = [
   ['@eggmesh/edge', 'services/edge/src/index.ts'],
 ] as const;
 
+const testDirs = ['packages/*/test', 'services/*/test', 'perf/test'];
+const files = (tier: string) => testDirs.map((dir) => `${dir}/**/*.${tier}.spec.ts`);
+// Tests that drive a real browser (Chromium) through the served pages: they check what a user sees and
+// need a browser on the machine, so they run with the end-to-end tier, not with the int tier.
+const browser = testDirs.map((dir) => `${dir}/**/*.browser.int.spec.ts`);
+// The MongoDB-wire server and the Kafka broker that int and e2e test files share. Each starts only when
+// the first test file that needs it asks (infra/test/shared-servers.ts).
+const sharedServers = ['./infra/mongodb/vitest-global-setup.ts', './infra/kafka/vitest-global-setup.ts'];
+
+// Three projects, chosen by the tier in the file name: `unit` (code alone: no storage, socket, process
+// or server), `int` (real SQLite files, sockets, child processes, the shared servers), `e2e` (the built
+// stack as a user runs it, and the browser tests). `pnpm test:unit` runs the first alone.
 export default defineConfig({
   resolve: {
     alias: workspaceSources.map(([find, path]) => ({
@@ -30,11 +42,25 @@ export default defineConfig({
     })),
   },
   test: {
-    include: ['packages/*/test/**/*.spec.ts', 'services/*/test/**/*.spec.ts', 'perf/test/**/*.spec.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    globalSetup: ['./infra/mongodb/vitest-global-setup.ts', './infra/kafka/vitest-global-setup.ts'],
     reporters: ['default', './infra/test/summary-reporter.ts'],
+    projects: [
+      { extends: true, test: { name: 'unit', include: files('unit') } },
+      {
+        extends: true,
+        test: {
+          name: 'int',
+          include: files('int'),
+          exclude: [...configDefaults.exclude, ...browser],
+          globalSetup: sharedServers,
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'e2e', include: [...files('e2e'), ...browser], globalSetup: sharedServers },
+      },
+    ],
   },
 });

@@ -1,24 +1,25 @@
 import type { TestProject } from 'vitest/node';
-import { type RunningBroker, serverName, start } from './server.mjs';
+import { type OnDemand, onDemand } from '../test/on-demand.js';
+// The names this setup provides, declared beside the functions that read them.
+import type {} from '../test/shared-servers.js';
+import { serverName, start } from './server.mjs';
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    /** Bootstrap address of the shared Kafka broker of this run; each test uses its own topic. */
-    kafkaBrokers: string;
-    /** Which broker that is, for test names. */
-    kafkaServer: string;
-  }
-}
+let broker: OnDemand | undefined;
 
-let broker: RunningBroker | undefined;
-
-/** Starts one single-node Kafka broker (fresh temporary data, free ports) for the whole test run. */
+/**
+ * Offers one single-node Kafka broker (fresh temporary data, free ports) to the whole test run; it starts
+ * when the first test file asks for it (infra/test/shared-servers.ts), so a run that needs none starts
+ * no JVM.
+ */
 export async function setup(project: TestProject): Promise<void> {
-  broker = await start();
-  project.provide('kafkaBrokers', broker.brokers);
+  broker = onDemand(
+    () => start(),
+    (running) => running.brokers,
+  );
+  project.provide('kafkaOnDemand', await broker.listen());
   project.provide('kafkaServer', serverName);
 }
 
 export async function teardown(): Promise<void> {
-  await broker?.stop();
+  await broker?.close();
 }

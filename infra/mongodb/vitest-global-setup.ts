@@ -1,24 +1,21 @@
 import type { TestProject } from 'vitest/node';
-import { type RunningServer, serverName, start } from './server.mjs';
+import { type OnDemand, onDemand } from '../test/on-demand.js';
+// The names this setup provides, declared beside the functions that read them.
+import type {} from '../test/shared-servers.js';
+import { serverName, start } from './server.mjs';
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    /** The shared MongoDB-wire test server of this run; each test uses its own database name. */
-    mongodbUri: string;
-    /** Which server that is, for test names. */
-    mongodbServer: string;
-  }
-}
+let server: OnDemand | undefined;
 
-let server: RunningServer | undefined;
-
-/** Starts one MongoDB-wire test server (in memory, free port) for the whole test run. */
+/**
+ * Offers one MongoDB-wire test server (in memory, free port) to the whole test run; it starts when the
+ * first test file asks for it (infra/test/shared-servers.ts), so a run that needs none starts no JVM.
+ */
 export async function setup(project: TestProject): Promise<void> {
-  server = await start();
-  project.provide('mongodbUri', server.uri);
+  server = onDemand(start, (running) => running.uri);
+  project.provide('mongodbOnDemand', await server.listen());
   project.provide('mongodbServer', serverName);
 }
 
 export async function teardown(): Promise<void> {
-  await server?.stop();
+  await server?.close();
 }

@@ -5,10 +5,12 @@ import { join } from 'node:path';
 import type { LogEntry, WriteOperation } from '@eggmesh/store';
 import { openPrimaryStore, type SqlitePrimaryStore } from '@eggmesh/store-sqlite';
 import { inject } from 'vitest';
+import { sharedKafkaBrokers } from '../../../infra/test/shared-servers.js';
 import { decodeEntry, type KafkaClient, kafkajsClient, type RelaySource } from '../src/index.js';
 
-/** The run's shared broker (started once by infra/kafka/vitest-global-setup.ts). */
-export const kafkaBrokers = (): string => inject('kafkaBrokers');
+/** The run's shared broker (infra/kafka/vitest-global-setup.ts), started on first use. */
+const brokers = await sharedKafkaBrokers();
+export const kafkaBrokers = (): string => brokers;
 export const kafkaServer = (): string => inject('kafkaServer');
 
 /** A topic name of its own for one test. */

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { inject } from 'vitest';
+import { sharedMongodbUri } from '../../../infra/test/shared-servers.js';
 
-/** The run's shared MongoDB-wire test server (started once by infra/mongodb/vitest-global-setup.ts). */
-export const mongodbUri = (): string => inject('mongodbUri');
+/** The run's shared MongoDB-wire test server (infra/mongodb/vitest-global-setup.ts), started on first use. */
+const uri = await sharedMongodbUri();
+export const mongodbUri = (): string => uri;
 export const mongodbServer = (): string => inject('mongodbServer');
 
 /** A database name of its own for one test. */

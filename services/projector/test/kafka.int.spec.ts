@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { kafkajsClient, projectorGroup, Relay } from '@eggmesh/log-kafka';
 import { dataFiles, openPrimaryStore, type SqlitePrimaryStore } from '@eggmesh/store-sqlite';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { sharedKafkaBrokers } from '../../../infra/test/shared-servers.js';
 import {
   coop,
   create,
@@ -24,6 +25,8 @@ import {
 
 beforeAll(ensureBuilt, 180_000);
 
+const brokers = await sharedKafkaBrokers();
+
 const closedPort = () =>
   new Promise<number>((resolve) => {
     const probe = createServer().listen(0, '127.0.0.1', () => {
@@ -34,7 +37,6 @@ const closedPort = () =>
 
 describe(`the projector on the Kafka log (${inject('kafkaServer')})`, () => {
   const topic = `t.${randomUUID().replace(/-/g, '').slice(0, 20)}`;
-  const brokers = inject('kafkaBrokers');
   const clock = new TestClock(Date.parse('2026-03-10T08:00:00Z'));
   let dir: string;
   let primary: SqlitePrimaryStore;

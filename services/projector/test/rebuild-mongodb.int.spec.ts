@@ -4,11 +4,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { openMongoPrimaryStore, openMongoProjectionStore, projectionEntities } from '@eggmesh/store-mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { sharedMongodbUri } from '../../../infra/test/shared-servers.js';
 import { Projector } from '../src/index.js';
 import { DIST, ensureBuilt, Rng, TestClock, WriteGenerator } from './helpers.js';
 
 const run = promisify(execFile);
-const uri = () => inject('mongodbUri');
+const mongodbUri = await sharedMongodbUri();
+const uri = () => mongodbUri;
 /** A read-only store of the test database, for its client. */
 let reader: MongoPrimaryStore;
 const dbName = `t_rebuild_${randomUUID().replace(/-/g, '').slice(0, 12)}`;

