@@ -24,7 +24,6 @@
 import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CliOption, type CommandSpec, parseCommandLine } from '@eggmesh/service-kit';
-import { READ_MEMO_ROWS } from '@eggmesh/store-sqlite';
 import {
   serverName as kafkaServerName,
   type RunningBroker,
@@ -451,7 +450,6 @@ async function main(): Promise<number> {
     baselinesOnly: o.baselinesOnly,
     setup,
     store: storeFigures,
-    readMemoRows: Number(process.env.EGGMESH_READ_MEMO_ROWS ?? READ_MEMO_ROWS),
     ...(kafka ? { eventLog: { kind: 'kafka' as const, server: kafkaServerName } } : {}),
     scenarios: results,
     ...(profiles ? { profiles } : {}),

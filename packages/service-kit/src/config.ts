@@ -84,7 +84,6 @@ export const configSchema = Object.freeze({
   EGGMESH_MAX_FUTURE_MS: int(86_400_000, 0),
   EGGMESH_ID_VERSION: oneOf(['7', '4'], '7'),
   EGGMESH_MIN_POSITION_WAIT_MS: int(5000, 0),
-  EGGMESH_READ_MEMO_ROWS: int(20_000, 0),
   EGGMESH_GRAPHQL_MAX_DEPTH: positive(8),
   EGGMESH_GRAPHQL_MAX_COST: positive(2_000_000),
   EGGMESH_GRAPHQL_MAX_FIELDS: positive(2000),
@@ -166,8 +165,6 @@ export interface Config {
   /** The UUID version the write-api assigns to a create without an id: 7 (time-ordered) or 4 (random). */
   readonly idVersion: 4 | 7;
   readonly minPositionWaitMs: number;
-  /** Rows of current-read answers a read-only SQLite store keeps while unchanged (0: none). */
-  readonly readMemoRows: number;
   readonly graphql: {
     readonly maxDepth: number;
     readonly maxCost: number;
@@ -332,7 +329,6 @@ function parseConfig(env: Record<string, string | undefined>): Config {
     maxFutureMs: c.EGGMESH_MAX_FUTURE_MS,
     idVersion: c.EGGMESH_ID_VERSION === '4' ? 4 : 7,
     minPositionWaitMs: c.EGGMESH_MIN_POSITION_WAIT_MS,
-    readMemoRows: c.EGGMESH_READ_MEMO_ROWS,
     graphql: Object.freeze({
       maxDepth: c.EGGMESH_GRAPHQL_MAX_DEPTH,
       maxCost: c.EGGMESH_GRAPHQL_MAX_COST,

@@ -69,8 +69,6 @@ export interface BenchReport {
   readonly failure?: string;
   /** The tier our services ran on (absent in older reports: SQLite). */
   readonly store?: StoreFigures;
-  /** `EGGMESH_READ_MEMO_ROWS` of our read side (absent in older reports: no memo then). */
-  readonly readMemoRows?: number;
   /** `--log kafka`: the projector consumed the log from a topic the relay fed, on this broker. */
   readonly eventLog?: { readonly kind: 'kafka'; readonly server: string };
 }
@@ -506,12 +504,6 @@ export function renderMarkdown(
       `- **Store: MongoDB tier** (\`--store mongodb\`): our services ran with \`EGGMESH_STORE=mongodb\` against **${report.store.server}**; ${report.store.note}.${loaded} The baselines are the same as on the embedded tier.`,
     );
   }
-  if (report.readMemoRows !== undefined && report.store?.kind !== 'mongodb')
-    lines.push(
-      report.readMemoRows > 0
-        ? `- Read memo: **on** (\`EGGMESH_READ_MEMO_ROWS=${report.readMemoRows}\`, the default): the read side hands out an answer again while nothing it was read from changed (docs/architecture.md, the read path), so repeated reads of unchanged rows are answered from memory, as for any client of a read-mostly service; \`EGGMESH_READ_MEMO_ROWS=0 pnpm bench\` measures every read against SQLite.`
-        : '- Read memo: **off** (`EGGMESH_READ_MEMO_ROWS=0`): every read went to SQLite.',
-    );
   if (report.eventLog?.kind === 'kafka')
     lines.push(
       `- **Log: Kafka** (\`--log kafka\`): the relay published the primary's log to a topic on **${report.eventLog.server}** (a local single-node broker on the same 2 cores) and the projector consumed it (\`EGGMESH_LOG=kafka\`); the mixed-workload lag includes both hops.`,

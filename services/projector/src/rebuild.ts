@@ -139,17 +139,14 @@ async function rebuildOnSqlite(): Promise<ReturnType<typeof summarize>> {
   const log = await openPrimaryWhenCreated(config.dataDir, (m) => console.error(m));
   const previous = currentGeneration(dir);
   const generation = newGenerationName();
-  // Bulk: nobody reads the generation until it is promoted, so it is built by a thread of its own
-  // (this one folds while that one writes) without a journal on disk; finish() puts it in WAL and
-  // fsyncs it once, before anyone is pointed at it. Later passes (writes that landed meanwhile) go
-  // through the ordinary store finish() returns.
+  // Bulk: nobody reads the generation until it is promoted, so it is built without a journal on disk;
+  // finish() puts it in WAL and fsyncs it once, before anyone is pointed at it. Later passes (writes
+  // that landed meanwhile) go through the ordinary store finish() returns.
   const bulk = openBulkProjectionStore({ dir, generation, synchronous: config.sqliteSync });
   let store: ProjectionStore = bulk;
-  // The log is read one batch ahead by a third thread while this one folds.
-  const entries = log.readAheadLog();
   // The bulk store keeps every document and state row in memory; so does this cache, decoded, so
   // that no batch waits for a load of what an earlier one wrote.
-  const projector = new Projector(entries, bulk, batchSize, Number.POSITIVE_INFINITY);
+  const projector = new Projector(log.log, bulk, batchSize, Number.POSITIVE_INFINITY);
   started = performance.now();
   let position: number;
   try {
@@ -168,7 +165,6 @@ async function rebuildOnSqlite(): Promise<ReturnType<typeof summarize>> {
     promoteGeneration(dir, generation);
   } finally {
     await store.close();
-    await entries.close();
     await log.close();
   }
   const removed = removeStaleGenerations(dir, previous ? [previous] : []);
