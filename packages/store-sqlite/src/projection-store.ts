@@ -259,9 +259,7 @@ export interface ProjectionStoreOptions {
 /**
  * Page cache of the live projector's connection (KiB, as SQLite's negative `cache_size`). The projector
  * keeps the documents it works on decoded in its own cache (services/projector/src/cache.ts), so SQLite's
- * cache mostly holds pages it has just written; at the 64 MiB the write-api uses, the soak saw the
- * projector's RSS climb for 7 minutes while the cache filled with the growing generation, then stay flat
- * (perf/README.md, round 12).
+ * cache mostly holds pages it has just written and needs less than the write-api's 64 MiB.
  */
 const LIVE_CACHE_KIB = 16 * 1024;
 
