@@ -100,14 +100,13 @@ export function sqliteBackend(config: BackendConfig, say: (message: string) => v
       const primary = await openPrimaryWhenCreated(config.dataDir, note);
       const previous = currentGeneration(dir);
       const generation = newGenerationName();
-      // Nobody reads the generation until it is promoted, so it is built without a journal;
-      // finish() puts it in WAL and syncs it once, before anyone is pointed at it.
+      // Nobody reads the generation until it is promoted, so it is built without a journal on disk;
+      // finish() puts it in WAL and syncs it once, before anyone is pointed at it. Later passes (writes
+      // that landed meanwhile) go through the ordinary store finish() returns.
       const bulk = openBulkProjectionStore({ dir, generation, synchronous });
       let store: ProjectionStore = bulk;
-      // The log is read one batch ahead while this thread folds.
-      const log = primary.readAheadLog();
       return {
-        log,
+        log: primary.log,
         store: bulk,
         unboundedCache: true,
         async afterFirstPass() {
@@ -124,7 +123,6 @@ export function sqliteBackend(config: BackendConfig, say: (message: string) => v
         },
         async close() {
           await store.close();
-          await log.close();
           await primary.close();
           lock.close();
         },

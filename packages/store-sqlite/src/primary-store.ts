@@ -11,10 +11,7 @@ import {
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
 import { ChangeSignal } from './change-signal.js';
-import { backgroundCheckpointer, type WalCheckpointer } from './checkpointer.js';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
-import { type ChangeFeed, numberedChangeFeed } from './read-memo.js';
-import { SqlThread } from './sql-thread.js';
 import { tableNames, VersionTables, VersionTablesReader } from './version-tables.js';
 
 /** The entities the primary holds: everything clients write (projections live in the projection store). */
@@ -50,19 +47,6 @@ function readLogSql(): string {
   return `SELECT l.position, l.entity, l.entity_id, l.op, ${payloadOf('version')} AS payload,
     ${payloadOf('previous_version')} AS previous, l.created_at
     FROM event_log l WHERE l.position > ? ORDER BY l.position LIMIT CAST(? AS INTEGER)`;
-}
-
-/**
- * The rows of `readLogSql()` as one JSON text: an array of `[position, entity, entity_id, op, payload,
- * previous, created_at]` with each payload (stored as JSON text) spliced in as it is. A batch read by
- * another thread then crosses as one string and is parsed once, instead of being cloned value by
- * value and its payloads parsed one by one.
- */
-function readLogJsonSql(): string {
-  const json = (column: string) => `coalesce(${column}, 'null')`;
-  return `SELECT '[' || coalesce(group_concat('[' || position || ',' || json_quote(entity) || ',' ||
-    json_quote(entity_id) || ',' || json_quote(op) || ',' || ${json('payload')} || ',' || ${json('previous')} ||
-    ',' || created_at || ']', ',' ORDER BY position), '') || ']' FROM (${readLogSql()})`;
 }
 
 const hasColumn = (db: SqliteDatabase, table: string, column: string): boolean =>
@@ -137,33 +121,21 @@ export interface PrimaryStoreOptions {
   readonly synchronous?: Synchronous;
   /** The wall clock (epoch ms); injected so tests control time. */
   readonly clock?: () => number;
-  /** Read-only: rows of current-read answers kept while unchanged (`ReadMemo`; 0: none). */
-  readonly memoRows?: number;
 }
 
 const parse = (json: string | null): Record<string, unknown> | null =>
   json === null ? null : (JSON.parse(json) as Record<string, unknown>);
 
-/**
- * An entry from its columns: position, entity, entity_id, op, payload, previous, created_at (an element
- * of `readLogJsonSql()`'s array, payloads parsed).
- */
-const toParsedEntry = (row: unknown[]): LogEntry => ({
+/** A row of `readLogSql()`: position, entity, entity_id, op, payload, previous, created_at (payloads as JSON text). */
+const toEntry = (row: unknown[]): LogEntry => ({
   position: row[0] as number,
   entity: row[1] as EntityName,
   id: row[2] as string,
   op: row[3] as LogEntry['op'],
-  payload: row[4] as Record<string, unknown> | null,
-  previous: row[5] as Record<string, unknown> | null,
+  payload: parse(row[4] as string | null),
+  previous: parse(row[5] as string | null),
   createdAt: row[6] as number,
 });
-
-/** A row of `readLogSql()` (payloads as JSON text, parsed here in the row, which is the caller's own). */
-const toEntry = (row: unknown[]): LogEntry => {
-  row[4] = parse(row[4] as string | null);
-  row[5] = parse(row[5] as string | null);
-  return toParsedEntry(row);
-};
 
 /** The SQLite primary: versioned entity tables and the event log in one file, written in one transaction. */
 export class SqlitePrimaryStore extends VersionTablesReader implements PrimaryStore {
@@ -181,8 +153,6 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
   private pending: PendingCommit[] = [];
   private flushScheduled = false;
   private readonly stats = { transactions: 0, commits: 0 };
-  /** Copies the WAL into the file off the event loop (writable stores). */
-  readonly checkpointer: WalCheckpointer | undefined;
 
   constructor(options: PrimaryStoreOptions) {
     super();
@@ -190,26 +160,12 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
     this.db = openDatabase(options.file, options);
     prepareLayout(this.db, options.file, options.readonly === true);
     this.headStatement = this.db.prepare('SELECT coalesce(max(position), 0) FROM event_log').pluck();
-    // Every change to the entity tables is logged in its commit's transaction, under a position that
-    // is never reused (the log is never pruned): a reader's memo drops only what the log names.
-    // Only a read-only store memoizes, so only it needs the feed.
-    const changes = options.readonly ? this.logChangeFeed() : undefined;
-    this.tables = new VersionTables(
-      this.db,
-      primaryEntities,
-      !options.readonly,
-      'referenced',
-      changes,
-      options.memoRows,
-    );
+    this.tables = new VersionTables(this.db, primaryEntities, !options.readonly, 'referenced');
     this.readLog = this.db.prepare(readLogSql()).raw(true);
     this.lastCreatedAt = this.db
       .prepare('SELECT created_at FROM event_log ORDER BY position DESC LIMIT 1')
       .pluck();
     if (!options.readonly) {
-      this.checkpointer = backgroundCheckpointer(this.db, options.file, {
-        synchronous: options.synchronous,
-      });
       this.appendLog = this.db.prepare(
         'INSERT INTO event_log (entity, entity_id, op, version, previous_version, created_at) VALUES (?, ?, ?, ?, ?, ?)',
       );
@@ -237,20 +193,6 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
       acknowledge: async () => undefined,
       close: async () => undefined,
     };
-  }
-
-  private logChangeFeed(): ChangeFeed {
-    const logged = this.db
-      .prepare(
-        'SELECT position, entity, entity_id FROM event_log WHERE position > ? ORDER BY position LIMIT ?',
-      )
-      .raw(true);
-    return numberedChangeFeed([
-      {
-        after: (position, limit) => logged.all(position, limit) as Array<[number, string, string]>,
-        head: () => this.headSync(),
-      },
-    ]);
   }
 
   /** The database file. */
@@ -282,41 +224,6 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
 
   readLogSync(after: number, limit: number): LogEntry[] {
     return (this.readLog.all(after, limit) as unknown[][]).map(toEntry);
-  }
-
-  /**
-   * This store's log, read one batch ahead by a thread of its own connection: each `read` that got a
-   * full batch asks the thread at once for the next one (after its last position, as many), so a
-   * consumer that reads batch after batch (a rebuild) finds the next one read while it applied this
-   * one. What the thread read earlier is a prefix of what a read now would find (the log only grows
-   * at its end). Close it after use (its own thread; the store's `close` does not end it).
-   */
-  readAheadLog(): EventLog {
-    const thread = new SqlThread(this.file, { readonly: true });
-    const sql = readLogJsonSql();
-    let ahead: { after: number; limit: number; rows: Promise<unknown[][][]> } | undefined;
-    const ask = (after: number, limit: number) => {
-      const rows = thread.read([[sql, [after, limit]]]);
-      rows.catch(() => undefined); // awaited by the read it is for; a close may leave it unread
-      return rows;
-    };
-    return {
-      ...this.log,
-      read: async (after, limit) => {
-        const rows = ahead?.after === after && ahead.limit === limit ? ahead.rows : ask(after, limit);
-        ahead = undefined;
-        const text = (await rows)[0]?.[0]?.[0];
-        const entries = (typeof text === 'string' ? (JSON.parse(text) as unknown[][]) : []).map(
-          toParsedEntry,
-        );
-        if (entries.length === limit) {
-          const next = entries[entries.length - 1]!.position;
-          ahead = { after: next, limit, rows: ask(next, limit) };
-        }
-        return entries;
-      },
-      close: () => thread.close(),
-    };
   }
 
   /**
@@ -354,7 +261,6 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
     this.stats.transactions += 1;
     this.stats.commits += group.length;
     this.applyGroup(group);
-    this.checkpointer?.committed();
   }
 
   /** The group in one transaction (a single commit in its own), each promise settled with its outcome. */
@@ -394,9 +300,7 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
     this.flush();
     this.stats.transactions += 1;
     this.stats.commits += 1;
-    const result = this.commitSyncUncounted(operations);
-    this.checkpointer?.committed();
-    return result;
+    return this.commitSyncUncounted(operations);
   }
 
   private commitSyncUncounted(operations: readonly WriteOperation[]): CommitResult {
@@ -467,9 +371,8 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
   async close(): Promise<void> {
     // Commits already asked for are written (and acknowledged) before the file closes.
     if (this.db.open) this.flush();
-    await this.checkpointer?.close();
     this.changes?.close();
-    this.tables.memo?.close();
+    // The last connection to close checkpoints the WAL into the file and removes it (SQLite's own).
     if (this.db.open) this.db.close();
   }
 }

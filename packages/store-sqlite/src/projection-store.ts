@@ -29,11 +29,8 @@ import {
   StoreError,
   storeErrorCodes,
 } from '@eggmesh/store';
-import type { Statement } from 'better-sqlite3';
-import { backgroundCheckpointer, type WalCheckpointer } from './checkpointer.js';
+import Database, { type Statement } from 'better-sqlite3';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
-import { type ChangeFeed, numberedChangeFeed } from './read-memo.js';
-import { SqlThread, type ThreadStatement } from './sql-thread.js';
 import {
   type DdlPart,
   tableNames,
@@ -131,6 +128,12 @@ const latestManySql = (entity: EntityName): string => {
     ON v.seq = (SELECT w.seq FROM ${versions} w WHERE w.id = j.value ORDER BY w.created_at DESC LIMIT 1)`;
 };
 
+/**
+ * One statement: its SQL, its positional parameters and, for a write, how many rows it must change
+ * (the transaction fails and rolls back otherwise).
+ */
+type PlannedStatement = readonly [sql: string, params: readonly unknown[], expectedChanges?: number];
+
 const toStateRow = ([kind, id, value, ref]: unknown[]): ProjectionStateRow => ({
   kind: kind as string,
   id: id as string,
@@ -187,10 +190,10 @@ interface Loading {
 
 /** The queries of a `load` (one per entity, per state kind, per ref kind, then the checkpoint), and how their rows make the answer. */
 function planLoad(keys: ProjectionKeys): {
-  readonly queries: ThreadStatement[];
+  readonly queries: PlannedStatement[];
   assemble(results: readonly unknown[][][]): LoadedProjections;
 } {
-  const queries: ThreadStatement[] = [];
+  const queries: PlannedStatement[] = [];
   const steps: Array<(rows: unknown[][], into: Loading) => void> = [];
   for (const [entity, ids] of groupBy(
     keys.documents,
@@ -256,9 +259,7 @@ export interface ProjectionStoreOptions {
 /**
  * Page cache of the live projector's connection (KiB, as SQLite's negative `cache_size`). The projector
  * keeps the documents it works on decoded in its own cache (services/projector/src/cache.ts), so SQLite's
- * cache mostly holds pages it has just written; at the 64 MiB the write-api uses, the soak saw the
- * projector's RSS climb for 7 minutes while the cache filled with the growing generation, then stay flat
- * (perf/README.md, round 12).
+ * cache mostly holds pages it has just written and needs less than the write-api's 64 MiB.
  */
 const LIVE_CACHE_KIB = 16 * 1024;
 
@@ -274,11 +275,6 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
   private readonly rawStatements = new Map<string, Statement>();
   private readonly readCheckpoint: Statement;
   private readonly commitTx: (batch: ProjectionCommit) => void;
-  /** Copies the WAL into the file off the event loop. */
-  private readonly walCheckpointer: WalCheckpointer | undefined;
-  get checkpointer(): WalCheckpointer | undefined {
-    return this.walCheckpointer;
-  }
 
   constructor(
     readonly dir: string,
@@ -291,7 +287,6 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
       cacheKib: LIVE_CACHE_KIB,
       ...(synchronous ? { synchronous } : {}),
     });
-    this.walCheckpointer = backgroundCheckpointer(this.db, join(dir, generation), { synchronous });
     this.db.exec(generationDdl());
     this.tables = new VersionTables(this.db, projectionEntities, true);
     this.readCheckpoint = this.db.prepare(READ_CHECKPOINT_SQL).pluck();
@@ -348,11 +343,9 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
 
   async commit(batch: ProjectionCommit): Promise<void> {
     this.commitTx(batch);
-    this.walCheckpointer?.committed();
   }
 
   async close(): Promise<void> {
-    await this.walCheckpointer?.close();
     if (this.db.open) this.db.close();
   }
 }
@@ -411,22 +404,22 @@ function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
  * (a rebuild holds the rebuild lock) and it starts empty, so it keeps what a load can ask for in
  * memory (each document's newest version as JSON text, every state row) and loads never read the file.
  * The file then needs no versions index while it is built: random inserts into the (id, created_at)
- * index had kept the writer busy 92 % of a national rebuild (perf/README.md, round 15). A thread of its
- * own appends each commit's version rows (numbered here, so a version written again at the same time
- * replaces its row) and updates the current and state tables, while this thread folds the next batch.
- * `finish()` creates the versions and ref indexes by sorting, puts the file in WAL, fsyncs it and
+ * index would keep the writer busy for most of a large rebuild. Each commit appends its version rows
+ * (numbered here, so a version written again at the same time replaces its row) and updates the
+ * current and state tables in one transaction. `finish()` creates the versions and ref indexes by sorting, puts the file in WAL, fsyncs it and
  * returns an ordinary store over it. Built without a journal on disk and without fsyncs; a crash before
  * `finish()` leaves a file that was never promoted (the next rebuild removes it).
  */
 export class BulkProjectionStore implements ProjectionStore {
   readonly file: string;
-  private readonly thread: SqlThread;
-  /** The checkpoint of the last commit handed to the thread. */
+  private readonly db: SqliteDatabase;
+  /** Prepared statements by SQL. */
+  private readonly statements = new Map<string, Statement>();
+  private readonly write: (statements: readonly PlannedStatement[]) => void;
+  /** The checkpoint of the last commit. */
   private posted = 0;
-  /** Commits handed over. */
+  /** Commits made. */
   private commits = 0;
-  /** The commit the thread is working on, settled (never rejects: failures land in `failure`). */
-  private applying: Promise<void>;
   /** Each document's newest version, by entity and id. */
   private readonly documents = new Map<EntityName, Map<string, BuiltDocument>>();
   /** Every state row, by kind and id. */
@@ -446,25 +439,28 @@ export class BulkProjectionStore implements ProjectionStore {
     this.file = join(dir, generation);
     if (existsSync(this.file)) throw new Error(`${this.file} exists: a bulk build writes a new generation`);
     mkdirSync(dir, { recursive: true });
-    this.thread = new SqlThread(this.file);
-    this.applying = this.settle(
-      this.thread.exec(
-        `PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA cache_size = -${BULK_CACHE_KIB};
-        ${generationDdl('tables')}`,
-      ),
+    this.db = new Database(this.file);
+    this.db.exec(
+      `PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA cache_size = -${BULK_CACHE_KIB};
+      ${generationDdl('tables')}`,
     );
+    this.write = this.db.transaction((statements: readonly PlannedStatement[]) => {
+      for (const [sql, params, expected] of statements) {
+        const info = this.statement(sql).run(params);
+        if (expected !== undefined && info.changes !== expected) {
+          throw new Error(`a statement changed ${info.changes} rows where ${expected} was expected`);
+        }
+      }
+    }).immediate;
   }
 
-  private settle(work: Promise<unknown>): Promise<void> {
-    return work.then(
-      () => undefined,
-      (error: Error) => {
-        this.failure ??= new StoreError(
-          storeErrorCodes.UNAVAILABLE,
-          `building ${this.generation}: ${error.message}`,
-        );
-      },
-    );
+  private statement(sql: string): Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
   }
 
   private usable(): void {
@@ -510,7 +506,7 @@ export class BulkProjectionStore implements ProjectionStore {
     return { checkpoint: this.posted, documents, state, stateByRef };
   }
 
-  /** Hands the batch to the thread; resolves once the commit before it is written. */
+  /** Writes the batch in one transaction; a failure ends the build (memory already holds the batch). */
   async commit(batch: ProjectionCommit): Promise<void> {
     this.usable();
     if (batch.expectedCheckpoint !== this.posted) {
@@ -524,10 +520,15 @@ export class BulkProjectionStore implements ProjectionStore {
     for (const row of batch.state) statements.push([PUT_STATE_SQL, this.putState(row)]);
     statements.push([MOVE_CHECKPOINT_SQL, [batch.checkpoint, batch.expectedCheckpoint], 1]);
     this.posted = batch.checkpoint;
-    const before = this.applying;
-    this.applying = this.settle(this.thread.write(statements));
-    await before;
-    this.usable();
+    try {
+      this.write(statements);
+    } catch (error) {
+      this.failure = new StoreError(
+        storeErrorCodes.UNAVAILABLE,
+        `building ${this.generation}: ${(error as Error).message}`,
+      );
+      throw this.failure;
+    }
   }
 
   /**
@@ -535,7 +536,7 @@ export class BulkProjectionStore implements ProjectionStore {
    * replace (a row replaced within the batch is never sent), append the versions (numbered in log
    * order), then set each written document's current row from its newest version.
    */
-  private documentStatements(writes: readonly ProjectionWrite[]): ThreadStatement[] {
+  private documentStatements(writes: readonly ProjectionWrite[]): PlannedStatement[] {
     const firstSeq = this.lastSeq + 1;
     const skip = new Uint8Array(writes.length);
     const replaced = new Map<EntityName, number[]>();
@@ -568,7 +569,7 @@ export class BulkProjectionStore implements ProjectionStore {
       built.json = json;
     }
     this.lastSeq = firstSeq + writes.length - 1;
-    const statements: ThreadStatement[] = [];
+    const statements: PlannedStatement[] = [];
     for (const [entity, seqs] of replaced)
       statements.push([deleteVersionsSql(entity), [JSON.stringify(seqs)]]);
     const appending = new Map<EntityName, unknown[]>();
@@ -609,28 +610,25 @@ export class BulkProjectionStore implements ProjectionStore {
   }
 
   /**
-   * Ends the build: waits for the last commit, creates the indexes, switches the file to WAL with the
+   * Ends the build: creates the indexes, switches the file to WAL with the
    * configured synchronous level and fsyncs it, so what was built survives a power cut before anyone
    * is pointed at it. Returns the ordinary store over the generation; call before promoting.
    */
   async finish(): Promise<SqliteProjectionStore> {
-    this.usable();
-    await this.applying;
     this.usable();
     this.ended = true;
     this.documents.clear();
     this.state.clear();
     this.byRef.clear();
     try {
-      await this.thread.exec(generationDdl('indexes'));
+      this.db.exec(generationDdl('indexes'));
       // Switching needs the file to itself for a moment; a generation left in rollback mode would make
       // readers and the projector block each other.
-      await this.thread.exec('PRAGMA journal_mode = WAL');
-      const mode = (await this.thread.read([['PRAGMA journal_mode', []]]))[0]?.[0]?.[0];
+      const mode = this.db.pragma('journal_mode = WAL', { simple: true });
       if (mode !== 'wal')
         throw new Error(`${this.generation} stayed in journal mode ${String(mode)}, not WAL`);
     } finally {
-      await this.thread.close();
+      this.db.close();
     }
     const fd = openSync(this.file, 'r');
     try {
@@ -641,10 +639,10 @@ export class BulkProjectionStore implements ProjectionStore {
     return new SqliteProjectionStore(this.dir, this.generation, this.synchronous);
   }
 
-  /** Ends the thread (after what it was given); the unfinished generation stays on disk. */
+  /** Closes the file; an unfinished generation stays on disk. */
   async close(): Promise<void> {
     this.ended = true;
-    await this.thread.close();
+    if (this.db.open) this.db.close();
   }
 }
 
@@ -668,30 +666,6 @@ export function openBulkProjectionStore(
 }
 
 /**
- * What the projector changed in a generation, from its version rows: every document write appends one,
- * or replaces the newest of its id written at the same time. Version rows are never deleted, and SQLite
- * numbers a new row above every existing one, even the row its REPLACE then deletes (the memo spec
- * replaces the row with the highest `seq` and checks the change is seen), so the rows past the last
- * `seq` a look saw are exactly the documents written since.
- */
-function generationChangeFeed(db: SqliteDatabase): ChangeFeed {
-  return numberedChangeFeed(
-    projectionEntities.map((entity) => {
-      const { versions } = tableNames(entity);
-      const since = db
-        .prepare(`SELECT seq, '${entity}', id FROM ${versions} WHERE seq > ? ORDER BY seq LIMIT ?`)
-        .raw(true);
-      const head = db.prepare(`SELECT coalesce(max(seq), 0) FROM ${versions}`).pluck();
-      return {
-        after: (position: number, limit: number) =>
-          since.all(position, limit) as Array<[number, string, string]>,
-        head: () => head.get() as number,
-      };
-    }),
-  );
-}
-
-/**
  * Read-only access to whichever generation is current: a rebuild that promotes a new
  * generation is picked up within `recheckMs`, without a restart.
  */
@@ -706,8 +680,6 @@ export class ProjectionReader {
   constructor(
     readonly dir: string,
     private readonly recheckMs = 250,
-    /** Rows of current-read answers each generation's tables keep while unchanged (0: none). */
-    private readonly memoRows?: number,
   ) {}
 
   private refresh(): VersionTables | null {
@@ -726,18 +698,10 @@ export class ProjectionReader {
     if (!generation || !existsSync(join(this.dir, generation))) return this.tables;
     if (generation !== this.generation) {
       const db = openDatabase(join(this.dir, generation), { readonly: true });
-      this.tables?.memo?.close();
       this.db?.close();
       this.db = db;
       this.generation = generation;
-      this.tables = new VersionTables(
-        db,
-        projectionEntities,
-        false,
-        'inline',
-        generationChangeFeed(db),
-        this.memoRows,
-      );
+      this.tables = new VersionTables(db, projectionEntities, false, 'inline');
       this.checkpointStatement = db
         .prepare("SELECT value FROM projector_meta WHERE key = 'checkpoint'")
         .pluck();
@@ -774,7 +738,6 @@ export class ProjectionReader {
   }
 
   close(): void {
-    this.tables?.memo?.close();
     this.db?.close();
     this.db = null;
     this.tables = null;

@@ -2,14 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type EntityName, entities } from '@eggmesh/schema';
-import type {
-  JsonListReader,
-  JsonListRequest,
-  PageOptions,
-  ReadOptions,
-  ReadStore,
-  RelationPageOptions,
-} from '@eggmesh/store';
+import type { PageOptions, ReadOptions, ReadStore, RelationPageOptions } from '@eggmesh/store';
 import { ChangeSignal } from './change-signal.js';
 import { openPrimaryStore, SqlitePrimaryStore } from './primary-store.js';
 import { ProjectionReader } from './projection-store.js';
@@ -26,7 +19,7 @@ export function dataFiles(dataDir: string) {
  * Reads every entity: actors and events from the primary file, projections from the current
  * projection generation. The read service opens it read-only; the write service passes its own primary.
  */
-export class SqliteReadStore implements ReadStore, JsonListReader {
+export class SqliteReadStore implements ReadStore {
   /** Wakes `changed()` waiters: the primary's files, CURRENT and the generation files change on commits. */
   private readonly changes: ChangeSignal;
   /** The change count when positions were last read: a change after it ends the next `changed()` at once. */
@@ -67,16 +60,6 @@ export class SqliteReadStore implements ReadStore, JsonListReader {
     return this.changes.next(this.seen, timeoutMs, signal);
   }
 
-  /**
-   * Does now what the next read of an entity would do first: the read memo's look at what commits
-   * since the last read changed. For a process that knows a write was just acknowledged (the edge, once
-   * it has passed the write-api's answer on), so that a read right after the write does not wait for
-   * it. Entities only: the projections change later, when the projector commits.
-   */
-  refresh(): void {
-    this.primary.sync.memo?.refresh();
-  }
-
   async ping(): Promise<void> {
     await this.primary.ping();
     this.projections.checkpoint();
@@ -102,10 +85,6 @@ export class SqliteReadStore implements ReadStore, JsonListReader {
   async list(entity: EntityName, options: PageOptions) {
     return this.source(entity).list(entity, options);
   }
-  /** Entities only: a projection's public form is computed from its stored document. */
-  async listJson(request: JsonListRequest) {
-    return entities[request.entity].kind === 'projection' ? undefined : this.primary.sync.listJson(request);
-  }
 
   async close(): Promise<void> {
     this.changes.close();
@@ -115,14 +94,11 @@ export class SqliteReadStore implements ReadStore, JsonListReader {
 }
 
 /** Opens the data directory for reading only: this handle cannot write. */
-export function openReadStore(
-  dataDir: string,
-  options: { readonly memoRows?: number } = {},
-): SqliteReadStore {
+export function openReadStore(dataDir: string): SqliteReadStore {
   const files = dataFiles(dataDir);
   return new SqliteReadStore(
-    new SqlitePrimaryStore({ file: files.primary, readonly: true, memoRows: options.memoRows }),
-    new ProjectionReader(files.projectionsDir, undefined, options.memoRows),
+    new SqlitePrimaryStore({ file: files.primary, readonly: true }),
+    new ProjectionReader(files.projectionsDir),
   );
 }
 

@@ -1,9 +1,6 @@
 import { type EntityName, entities } from '@eggmesh/schema';
 import {
   type EntityReader,
-  type JsonList,
-  type JsonListField,
-  type JsonListRequest,
   type PageOptions,
   type ReadOptions,
   type RelationPageOptions,
@@ -12,10 +9,7 @@ import {
   storeErrorCodes,
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
-import { AgedMap, dropOldest, SecondSight } from './aged-map.js';
 import { quote, type SqliteDatabase } from './database.js';
-import { type FragmentRow, fragmentsSql, JsonFragments, selectionOf } from './json-fragments.js';
-import { type ChangeFeed, READ_MEMO_ROWS, ReadMemo } from './read-memo.js';
 
 interface Row {
   id: string;
@@ -25,8 +19,6 @@ interface Row {
 
 /** A row of the multi-row statements, read as an array (cheaper than an object per row): id, created_at, payload. */
 type RawRow = [id: string, createdAt: number, payload: string];
-/** `id, created_at, version` of a current row (referenced layout). */
-type VersionRef = [id: string, createdAt: number, seq: number];
 
 interface VersionRow {
   seq: number;
@@ -104,113 +96,12 @@ const toRecord = (id: string, createdAt: number, payload: string): StoredRecord 
   payload: JSON.parse(payload) as Record<string, unknown>,
 });
 
-/** How much payload text a read-only store keeps parsed, by default (about 3× that in heap). */
-export const RECORD_CACHE_BYTES = 4 * 1024 * 1024;
-
-interface Cached {
-  readonly text: string;
-  readonly record: StoredRecord;
-  /** The version row (`seq`) the text was read from, when known. */
-  readonly seq: number | undefined;
-}
-
-/**
- * The parsed records of a read-only store, by entity and id, reused while the row a read returns is
- * the one parsed: every read still goes to SQLite, and a record is served from here only when the
- * stored payload text and time equal the cached ones (so a write, even by another process, is never
- * hidden). It saves the `JSON.parse` of each row and hands the same record object to repeated reads,
- * which callers must treat as immutable (payloads are frozen). Bounded by payload text: the oldest
- * entries of an entity go first.
- */
-export class RecordCache {
-  private readonly byEntity = new Map<EntityName, AgedMap<string, Cached>>();
-  private bytes = 0;
-  /**
-   * Once the cache is full, a record is cached only from the second read of its id (`SecondSight`).
-   * National, `findBy` of a coop's 30 hens: 280–340 µs with every record cached on first sight, 160–235
-   * µs with this (perf/README.md, round 15).
-   */
-  private readonly admission = new SecondSight<EntityName, string>();
-
-  constructor(private readonly maxBytes = RECORD_CACHE_BYTES) {}
-
-  /**
-   * The record of version `seq` of `id`, when that is the version parsed here. A version row never
-   * changes and its `seq` is never reused (rewriting an `(id, created_at)` inserts a new row with a
-   * new `seq`), so the version identifies the text without reading it.
-   */
-  byVersion(entity: EntityName, id: string, createdAt: number, seq: number): StoredRecord | undefined {
-    const known = this.byEntity.get(entity)?.get(id);
-    return known !== undefined && known.seq === seq && known.record.createdAt === createdAt
-      ? known.record
-      : undefined;
-  }
-
-  record(entity: EntityName, id: string, createdAt: number, text: string, seq?: number): StoredRecord {
-    let entries = this.byEntity.get(entity);
-    if (!entries) {
-      entries = new AgedMap();
-      this.byEntity.set(entity, entries);
-    }
-    const known = entries.get(id);
-    if (known !== undefined && known.text === text && known.record.createdAt === createdAt) {
-      if (seq !== undefined && known.seq !== seq) entries.set(id, { ...known, seq });
-      return known.record;
-    }
-    const record: StoredRecord = {
-      id,
-      createdAt,
-      payload: Object.freeze(JSON.parse(text) as Record<string, unknown>),
-    };
-    if (known !== undefined) {
-      entries.delete(id);
-      this.bytes -= known.text.length;
-    }
-    const size = text.length;
-    if (size > this.maxBytes) return record;
-    // Full: only what is read again earns a place.
-    if (known === undefined && this.bytes + size > this.maxBytes && !this.admission.again(entity, id))
-      return record;
-    // Room first, so the new entry is never the oldest of its entity, dropped at once.
-    this.evict(entries, size);
-    this.bytes += size;
-    entries.set(id, { text, record, seq });
-    return record;
-  }
-
-  /** Drops the oldest entries (of this entity first, then of the others) until `incoming` more bytes fit. */
-  private evict(first: AgedMap<string, Cached>, incoming: number): void {
-    if (this.bytes + incoming <= this.maxBytes) return;
-    dropOldest(
-      [first, ...this.byEntity.values()],
-      (entries) => entries,
-      () => this.bytes + incoming > this.maxBytes,
-      (entries, id) => {
-        this.bytes -= entries.get(id)?.text.length ?? 0;
-        entries.delete(id);
-      },
-    );
-  }
-
-  /** Entries and payload bytes held (for tests and diagnostics). */
-  get size(): { readonly entries: number; readonly bytes: number } {
-    let entries = 0;
-    for (const map of this.byEntity.values()) entries += map.size;
-    return { entries, bytes: this.bytes };
-  }
-}
-
 interface FieldStatements {
   current: Statement;
   at: Statement;
   currentAll: Statement;
   atAll: Statement;
-  /** `currentAll` without payloads: `id, created_at, version` (referenced layout only). */
-  currentVersionsAll: Statement | undefined;
 }
-
-/** Fragment statements an entity keeps prepared (one per selection shape). */
-const FRAGMENT_STATEMENTS = 64;
 
 /** Prepared statements reading one entity's tables, current or `at` a time. */
 class EntityTables {
@@ -225,18 +116,10 @@ class EntityTables {
   readonly upsertCurrent: Statement;
   readonly deleteCurrent: Statement;
   private readonly byField = new Map<string, FieldStatements>();
-  /** `versionsOf` statements by filter field. */
-  private readonly versionStatements = new Map<string, Statement>();
-  private bySeq: Statement | undefined;
-  private readonly fragmentStatements = new AgedMap<string, Statement>();
   private readonly insertMany = new Map<number, Statement>();
 
   /** `SELECT … FROM` the current rows with their payloads, as `c.id, c.created_at, payload`. */
   private readonly currentFrom: string;
-  /** The `FROM` part of `currentFrom` (the current table as `c`, joined to the payloads). */
-  private readonly currentTables: string;
-  /** The payload column of `currentTables`. */
-  private readonly currentPayload: string;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -246,10 +129,10 @@ class EntityTables {
   ) {
     const { versions, current } = tableNames(entity);
     const newestAt = `v.created_at = (SELECT max(w.created_at) FROM ${versions} w WHERE w.id = v.id AND w.created_at <= @at)`;
-    this.currentTables =
-      layout === 'inline' ? `${current} c` : `${current} c JOIN ${versions} p ON p.seq = c.version`;
-    this.currentPayload = layout === 'inline' ? 'c.payload' : 'p.payload';
-    this.currentFrom = `SELECT c.id, c.created_at, ${this.currentPayload} FROM ${this.currentTables}`;
+    this.currentFrom =
+      layout === 'inline'
+        ? `SELECT c.id, c.created_at, c.payload FROM ${current} c`
+        : `SELECT c.id, c.created_at, p.payload FROM ${current} c JOIN ${versions} p ON p.seq = c.version`;
     this.getCurrent = db.prepare(`${this.currentFrom} WHERE c.id = ?`);
     this.getCurrentMany = db
       .prepare(`${this.currentFrom} WHERE c.id IN (SELECT value FROM json_each(?))`)
@@ -299,55 +182,6 @@ class EntityTables {
       this.upsertCurrent = guard;
       this.deleteCurrent = guard;
     }
-  }
-
-  /**
-   * The `version` of each current row of a page (optionally where an indexed field equals @value), in
-   * id order: plain numbers, not an object per row. Referenced layout only (`version` identifies the
-   * payload).
-   */
-  versionsOf(where: string | undefined): Statement {
-    const key = where ?? '';
-    let statement = this.versionStatements.get(key);
-    if (statement) return statement;
-    if (where !== undefined) this.field(where); // refuses a field that is not indexed
-    const filter = where === undefined ? '' : `c.${quote(where)} = @value AND `;
-    statement = this.db
-      .prepare(
-        `SELECT c.version FROM ${tableNames(this.entity).current} c
-         WHERE ${filter}c.id > @after ORDER BY c.id LIMIT CAST(@limit AS INTEGER)`,
-      )
-      .pluck();
-    this.versionStatements.set(key, statement);
-    return statement;
-  }
-
-  /**
-   * The statement building the JSON fragments of a selection (`fragmentsSql`), by selection: at most
-   * `FRAGMENT_STATEMENTS` kept, the oldest dropped (clients choose the selections).
-   */
-  fragmentsOf(fields: readonly JsonListField[]): Statement {
-    const { shape } = selectionOf(fields);
-    let statement = this.fragmentStatements.get(shape);
-    if (statement === undefined) {
-      statement = this.db.prepare(fragmentsSql(tableNames(this.entity).versions, fields)).raw(true);
-      if (this.fragmentStatements.size >= FRAGMENT_STATEMENTS) {
-        const oldest = this.fragmentStatements.oldest();
-        if (oldest !== undefined) this.fragmentStatements.delete(oldest);
-      }
-      this.fragmentStatements.set(shape, statement);
-    }
-    return statement;
-  }
-
-  /** `seq, id, payload` of the versions whose `seq` is in `?` (a JSON array). */
-  get payloadsBySeq(): Statement {
-    this.bySeq ??= this.db
-      .prepare(
-        `SELECT seq, id, payload FROM ${tableNames(this.entity).versions} WHERE seq IN (SELECT value FROM json_each(?))`,
-      )
-      .raw(true);
-    return this.bySeq;
   }
 
   /** `INSERT OR REPLACE` of `rows` versions in one statement (writable tables only). */
@@ -402,16 +236,6 @@ class EntityTables {
          LIMIT CAST(@limit AS INTEGER)`,
         )
         .raw(true),
-      currentVersionsAll:
-        this.layout === 'referenced'
-          ? this.db
-              .prepare(
-                `SELECT c.id, c.created_at, c.version FROM ${tableNames(this.entity).current} c
-         WHERE c.${col} IN (SELECT value FROM json_each(@values)) AND c.id > @after
-         LIMIT CAST(@limit AS INTEGER)`,
-              )
-              .raw(true)
-          : undefined,
     };
     this.byField.set(field, statements);
     return statements;
@@ -424,27 +248,13 @@ class EntityTables {
  */
 export class VersionTables {
   private readonly tables = new Map<EntityName, EntityTables>();
-  /** Parsed records reused across reads; read-only stores only (nobody may mutate what it returns). */
-  readonly cache: RecordCache | undefined;
-  /** Rows' JSON by version for `listJson`; read-only stores of the referenced layout only. */
-  private readonly fragments: JsonFragments | undefined;
-  /** Answers of current reads while the database is unchanged; read-only stores only. */
-  readonly memo: ReadMemo | undefined;
 
   constructor(
     readonly db: SqliteDatabase,
     readonly entityNames: readonly EntityName[],
     private readonly writable: boolean,
     readonly layout: CurrentLayout = 'inline',
-    /** What the memo drops on a commit: what the feed names, or everything without one. */
-    changes?: ChangeFeed,
-    /** Rows of answers the memo keeps (0: no memo). */
-    memoRows = READ_MEMO_ROWS,
-  ) {
-    this.cache = writable ? undefined : new RecordCache();
-    this.memo = writable || memoRows === 0 ? undefined : new ReadMemo(db, changes, memoRows);
-    this.fragments = !writable && layout === 'referenced' ? new JsonFragments() : undefined;
-  }
+  ) {}
 
   static ddl(
     entityNames: readonly EntityName[],
@@ -466,92 +276,23 @@ export class VersionTables {
     return t;
   }
 
-  private record(entity: EntityName, row: Row): StoredRecord {
-    return this.cache
-      ? this.cache.record(entity, row.id, row.created_at, row.payload)
-      : toRecord(row.id, row.created_at, row.payload);
-  }
-
-  private records(entity: EntityName, rows: readonly RawRow[]): StoredRecord[] {
+  private records(rows: readonly RawRow[]): StoredRecord[] {
     const out = new Array<StoredRecord>(rows.length);
-    const cache = this.cache;
     for (let i = 0; i < rows.length; i++) {
       const [id, createdAt, payload] = rows[i] as RawRow;
-      out[i] = cache ? cache.record(entity, id, createdAt, payload) : toRecord(id, createdAt, payload);
+      out[i] = toRecord(id, createdAt, payload);
     }
     return out;
-  }
-
-  /**
-   * The records of current rows given as `[id, created_at, version]`: parsed ones reused by version,
-   * the payloads of the others read in one statement. Undefined when a version is gone by then (a
-   * write replaced it between the two statements): the caller reads the rows whole instead.
-   */
-  private recordsOfVersions(entity: EntityName, refs: readonly VersionRef[]): StoredRecord[] | undefined {
-    const cache = this.cache;
-    if (!cache) return undefined;
-    const out = new Array<StoredRecord>(refs.length);
-    const missing: number[] = [];
-    for (let i = 0; i < refs.length; i++) {
-      const [id, createdAt, seq] = refs[i] as VersionRef;
-      const known = cache.byVersion(entity, id, createdAt, seq);
-      if (known) out[i] = known;
-      else missing.push(i);
-    }
-    if (missing.length === 0) return out;
-    const seqs = missing.map((i) => (refs[i] as VersionRef)[2]);
-    const rows = this.of(entity).payloadsBySeq.all(JSON.stringify(seqs)) as Array<[number, string, string]>;
-    const texts = new Map<number, string>();
-    for (const [seq, , payload] of rows) texts.set(seq, payload);
-    for (const i of missing) {
-      const [id, createdAt, seq] = refs[i] as VersionRef;
-      const text = texts.get(seq);
-      if (text === undefined) return undefined;
-      out[i] = cache.record(entity, id, createdAt, text, seq);
-    }
-    return out;
-  }
-
-  /**
-   * `read()`'s answer, from the memo when this is a current read (`at` undefined) of a read-only
-   * store and nothing the answer filed under `key` depends on changed since.
-   */
-  private memoized<T>(
-    entity: EntityName,
-    at: number | undefined,
-    key: string,
-    read: () => T,
-    rows: (answer: T) => number,
-    depends?: { readonly ids?: readonly string[]; readonly bytes?: (answer: T) => number },
-  ): T {
-    const memo = this.memo;
-    if (memo === undefined || at !== undefined) return read();
-    const known = memo.get<T>(entity, key);
-    if (known !== undefined) return known;
-    const answer = read();
-    memo.set(entity, key, answer, rows(answer), depends?.bytes?.(answer), depends?.ids);
-    return answer;
   }
 
   get(entity: EntityName, id: string, options?: ReadOptions): StoredRecord | null {
-    return this.memoized(
-      entity,
-      options?.at,
-      `get\u0000${id}`,
-      () => this.readOne(entity, id, options),
-      (record) => (record ? 1 : 0),
-      { ids: [id] },
-    );
-  }
-
-  private readOne(entity: EntityName, id: string, options?: ReadOptions): StoredRecord | null {
     const t = this.of(entity);
     if (options?.at === undefined) {
       const row = t.getCurrent.get(id) as Row | undefined;
-      return row ? this.record(entity, row) : null;
+      return row ? toRecord(row.id, row.created_at, row.payload) : null;
     }
     const row = t.getAt.get(id, options.at) as VersionRow | undefined;
-    return row && !row.deleted && row.payload !== null ? this.record(entity, row as Row) : null;
+    return row && !row.deleted && row.payload !== null ? toRecord(row.id, row.created_at, row.payload) : null;
   }
 
   /** The newest version whether live or deleted (projector state lives on in tombstones). */
@@ -562,15 +303,7 @@ export class VersionTables {
   getMany(entity: EntityName, ids: readonly string[], options?: ReadOptions): StoredRecord[] {
     if (options?.at === undefined) {
       // One statement for the batch (ids as a JSON array); a missing id has no row.
-      const json = JSON.stringify(ids);
-      return this.memoized(
-        entity,
-        undefined,
-        `getMany\u0000${json}`,
-        () => this.records(entity, this.of(entity).getCurrentMany.all(json) as RawRow[]),
-        (records) => records.length,
-        { ids },
-      );
+      return this.records(this.of(entity).getCurrentMany.all(JSON.stringify(ids)) as RawRow[]);
     }
     const out: StoredRecord[] = [];
     for (const id of new Set(ids)) {
@@ -581,18 +314,7 @@ export class VersionTables {
   }
 
   findBy(entity: EntityName, field: string, value: string, options: PageOptions): StoredRecord[] {
-    // By the projection key: a read by id, memoized as such.
-    if (field === entities[entity].projectionKey) return this.readBy(entity, field, value, options);
-    return this.memoized(
-      entity,
-      options.at,
-      `findBy\u0000${field}\u0000${options.limit}\u0000${options.after ?? ''}\u0000${value}`,
-      () => this.readBy(entity, field, value, options),
-      (records) => records.length,
-    );
-  }
-
-  private readBy(entity: EntityName, field: string, value: string, options: PageOptions): StoredRecord[] {
+    // By the projection key: a read by id.
     if (field === entities[entity].projectionKey) {
       if (options.limit < 1 || (options.after !== undefined && value <= options.after)) return [];
       const record = this.get(entity, value, options);
@@ -601,7 +323,7 @@ export class VersionTables {
     const s = this.of(entity).field(field);
     const params = { value, after: options.after ?? FIRST, limit: options.limit, at: options.at };
     const rows = (options.at === undefined ? s.current.all(params) : s.at.all(params)) as RawRow[];
-    return this.records(entity, rows);
+    return this.records(rows);
   }
 
   /**
@@ -611,23 +333,6 @@ export class VersionTables {
    * by id, and only when a value has more rows than that does each value get its own range read.
    */
   findByAny(
-    entity: EntityName,
-    field: string,
-    values: readonly string[],
-    options?: RelationPageOptions,
-  ): StoredRecord[] {
-    // By the projection key: reads by id, memoized as such.
-    if (field === entities[entity].projectionKey) return this.readByAny(entity, field, values, options);
-    return this.memoized(
-      entity,
-      options?.at,
-      `findByAny\u0000${field}\u0000${options?.limit ?? ''}\u0000${options?.after ?? ''}\u0000${values.join('\u0000')}`,
-      () => this.readByAny(entity, field, values, options),
-      (records) => records.length,
-    );
-  }
-
-  private readByAny(
     entity: EntityName,
     field: string,
     values: readonly string[],
@@ -651,17 +356,9 @@ export class VersionTables {
       limit: most < Number.MAX_SAFE_INTEGER ? most + 1 : -1,
       at: options?.at,
     };
-    let records: StoredRecord[] | undefined;
-    if (options?.at === undefined && s.currentVersionsAll && this.cache) {
-      const refs = s.currentVersionsAll.all(params) as VersionRef[];
-      if (refs.length > most) return unique.flatMap(pageOf);
-      records = this.recordsOfVersions(entity, refs);
-    }
-    if (!records) {
-      const rows = (options?.at === undefined ? s.currentAll.all(params) : s.atAll.all(params)) as RawRow[];
-      if (rows.length > most) return unique.flatMap(pageOf);
-      records = this.records(entity, rows);
-    }
+    const rows = (options?.at === undefined ? s.currentAll.all(params) : s.atAll.all(params)) as RawRow[];
+    if (rows.length > most) return unique.flatMap(pageOf);
+    const records = this.records(rows);
     if (!paged || records.length <= limit) return records;
     const groups = new Map<unknown, StoredRecord[]>();
     for (const record of records) {
@@ -678,51 +375,10 @@ export class VersionTables {
     return out;
   }
 
-  /**
-   * A page of current rows as one JSON array of `fields` (see `JsonListReader`); undefined unless
-   * this is a read-only store of the referenced layout (the primary as the read-api opens it). SQLite
-   * lists the rows' versions; each row's JSON comes from the fragment cache
-   * when its version is the one cached, else from its payload (read for the missing rows in one
-   * statement).
-   */
-  listJson(request: JsonListRequest): JsonList | undefined {
-    const fragments = this.fragments;
-    if (!fragments) return undefined;
-    const t = this.of(request.entity);
-    const read = () => {
-      const versions = t.versionsOf(request.where?.field).all({
-        value: request.where?.value,
-        after: request.after ?? FIRST,
-        limit: request.limit,
-      }) as number[];
-      return fragments.list(
-        request.entity,
-        request.fields,
-        versions,
-        (seqs) => t.fragmentsOf(request.fields).all(JSON.stringify(seqs)) as FragmentRow[],
-      );
-    };
-    return this.memoized(
-      request.entity,
-      undefined,
-      `listJson\u0000${selectionOf(request.fields).id}\u0000${request.where?.field ?? ''}\u0000${request.limit}\u0000${request.after ?? ''}\u0000${request.where?.value ?? ''}`,
-      read,
-      (list) => list.rows,
-      { bytes: (list) => list.json.length },
-    );
-  }
-
   list(entity: EntityName, options: PageOptions): StoredRecord[] {
     const t = this.of(entity);
     const params = { after: options.after ?? FIRST, limit: options.limit, at: options.at };
-    if (options.at !== undefined) return this.records(entity, t.listAt.all(params) as RawRow[]);
-    return this.memoized(
-      entity,
-      undefined,
-      `list\u0000${options.limit}\u0000${params.after}`,
-      () => this.records(entity, t.listCurrent.all(params) as RawRow[]),
-      (records) => records.length,
-    );
+    return this.records((options.at === undefined ? t.listCurrent : t.listAt).all(params) as RawRow[]);
   }
 
   /** Appends a version, keeps the current table in step and returns the version's `seq`. */

@@ -43,25 +43,6 @@ runEventLogContract('SQLite (the primary file, followed by a second read-only ha
   },
 });
 
-runEventLogContract('SQLite (the primary file, read one batch ahead by a thread, as a rebuild reads it)', {
-  async open() {
-    const file = join(tempDir(), 'primary.db');
-    const writer = openPrimaryStore({ file });
-    const reader = openPrimaryStore({ file, readonly: true });
-    const log = reader.readAheadLog();
-    return {
-      log,
-      writer,
-      async dispose() {
-        await log.close();
-        await reader.close();
-        await writer.close();
-        await cleanUp();
-      },
-    };
-  },
-});
-
 runProjectionStoreContract('SQLite (a projection generation file)', {
   async open() {
     return openProjectionStore({ dir: tempDir() });

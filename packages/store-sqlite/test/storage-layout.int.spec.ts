@@ -25,13 +25,8 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/**
- * The database file plus its WAL, after folding the WAL into the file. The background checkpoint
- * thread settles first: a TRUNCATE that meets its checkpoint under way answers busy and leaves the WAL
- * (a CI run counted 144 KB per 100 KB write that way).
- */
+/** The database file plus its WAL, after folding the WAL into the file. */
 const bytesOf = async (store: SqlitePrimaryStore, file: string): Promise<number> => {
-  await store.checkpointer?.settled();
   const [result] = store.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
   expect(result?.busy).toBe(0);
   const dir = join(file, '..');

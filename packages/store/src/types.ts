@@ -68,48 +68,6 @@ export interface RelationPageOptions extends ReadOptions {
   readonly after?: string | undefined;
 }
 
-/** How a field of a JSON list answer is read and what the stored value must be to be copied as is. */
-export interface JsonListField {
-  /** The key in each answer object (a GraphQL response key). */
-  readonly key: string;
-  /** `id`, or the payload field to copy. */
-  readonly source: string;
-  readonly type: 'id' | 'string' | 'int' | 'float' | 'boolean';
-  readonly nullable: boolean;
-}
-
-/** A page of current entity rows, each a JSON object of `fields`, in id order. */
-export interface JsonListRequest {
-  readonly entity: EntityName;
-  readonly fields: readonly JsonListField[];
-  /** Only rows whose indexed `field` equals `value`. */
-  readonly where?: { readonly field: string; readonly value: string } | undefined;
-  readonly after?: string | undefined;
-  readonly limit: number;
-}
-
-export interface JsonList {
-  /** The JSON array text. */
-  readonly json: string;
-  readonly rows: number;
-  /** At least the length of the rows' stored payloads in UTF-16 units (UTF-8 bytes will do). */
-  readonly payloadBytes: number;
-  /**
-   * Whether every copied value has its field's type (a 32-bit integer for `int`, …) and every
-   * non-nullable field is present: only then is `json` what serializing the values would give.
-   */
-  readonly conforming: boolean;
-}
-
-/**
- * Optional capability of a read store (the SQLite one has it): answers a list of plain fields as JSON
- * text built by the storage engine, without an object per row. Undefined for an entity it cannot
- * answer so (projections, whose public form is computed).
- */
-export interface JsonListReader {
-  listJson(request: JsonListRequest): Promise<JsonList | undefined>;
-}
-
 /** Reads entities; every method hides deleted ones. */
 export interface EntityReader {
   get(entity: EntityName, id: string, options?: ReadOptions): Promise<StoredRecord | null>;

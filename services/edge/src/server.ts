@@ -27,7 +27,6 @@ parseCommandLine({
     'EGGMESH_LOG_REQUESTS',
     'EGGMESH_BODY_LIMIT_BYTES',
     'EGGMESH_EDGE_GRAPHQL',
-    'EGGMESH_READ_MEMO_ROWS',
     'EGGMESH_RATE_LIMIT_PER_MIN',
   ],
 });
@@ -39,7 +38,7 @@ async function openStore(log: (msg: string) => void): Promise<SqliteReadStore> {
   let told = '';
   for (;;) {
     try {
-      return openReadStore(config.dataDir, { memoRows: config.readMemoRows });
+      return openReadStore(config.dataDir);
     } catch (error) {
       const reason = `waiting for the data files in ${config.dataDir} (${(error as Error).message})`;
       if (reason !== told) log(reason);
@@ -50,15 +49,12 @@ async function openStore(log: (msg: string) => void): Promise<SqliteReadStore> {
 }
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
-/** How long after a forwarded write the in-process read side looks at what changed (see `wrote` below). */
-const LOOK_AFTER_WRITE_MS = 50;
 // One registry for the process: the apps answering in process count into the edge's /metrics.
 const metrics = createMetrics();
 let read: Handler | undefined;
 let restReads: Handler | undefined;
 let closeRead: (() => Promise<void>) | undefined;
 let readApi: FastifyInstance | undefined;
-let wrote: (() => void) | undefined;
 // Embedded GraphQL reads the SQLite files; on the scaled tier the edge forwards GraphQL to the read-api.
 if (config.edgeGraphql !== 'proxy' && config.store === 'sqlite') {
   const store = await openStore((msg) =>
@@ -77,22 +73,6 @@ if (config.edgeGraphql !== 'proxy' && config.store === 'sqlite') {
     metrics,
   });
   restReads = await embed(restApp, config);
-  // After a write the edge passed on, the read memo looks at what changed 50 ms later (one look for the
-  // writes of those 50 ms), so that a read coming after that finds it done: at a low rate the look took
-  // about 0.18 ms of such a read's time. Looking at once or 5 ms later made the creates through the edge
-  // slower by about as much as the reads gained; at 50 ms they kept their time (perf/README.md,
-  // round 22). A read within the 50 ms looks itself, as before; a failed look is left to the next read.
-  let looking = false;
-  wrote = () => {
-    if (looking) return;
-    looking = true;
-    setTimeout(() => {
-      looking = false;
-      try {
-        store.refresh();
-      } catch {}
-    }, LOOK_AFTER_WRITE_MS).unref();
-  };
   if (config.edgeGraphql === 'read-api') {
     // The read-api's app also listens on READ_API_PORT (serve() below, with the edge's own limits,
     // /health and shutdown): this process stands in for the read-api process.
@@ -117,7 +97,6 @@ const app = await buildApp({
   metrics,
   ...(read ? { read } : {}),
   ...(restReads ? { restReads } : {}),
-  ...(wrote ? { wrote } : {}),
 });
 await serve(app, {
   port: config.ports.edge,

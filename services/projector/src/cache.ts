@@ -22,10 +22,12 @@ const isProjection = (entity: string): entity is ProjectionName =>
   projectionNames.some((name) => name === entity);
 
 /**
- * The committed documents and state rows the projector has seen, decoded, so the next batch reads
- * them from memory instead of the store. Safe because the projector is its generation's only writer:
- * a commit that finds the checkpoint moved fails, and the caller clears the cache. `null` caches
- * "absent". The hens of a coop (a fan-out by ref) are kept for the current step only.
+ * The committed documents and state rows the projector has seen, decoded: the view the fold reads
+ * (what each `load` answered goes here), kept between batches so that the next batch reads them from
+ * memory instead of loading and decoding them again (docs/decisions/0001-projector-committed-cache.md:
+ * the rebuild's throughput). Safe because the projector is its generation's only writer: a commit that
+ * finds the checkpoint moved fails, and the caller clears the cache. `null` caches "absent". The hens
+ * of a coop (a fan-out by ref) are kept for the current step only.
  */
 export class CommittedCache implements CommittedView {
   private readonly docs: DocMaps = {

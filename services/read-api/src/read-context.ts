@@ -1,9 +1,7 @@
-import { materializationKey, materialize, type ProjectionName } from '@eggmesh/projections';
+import { materialize, type ProjectionName } from '@eggmesh/projections';
 import { type EntityName, entities, type Relation } from '@eggmesh/schema';
-import type { EntityReader, JsonListReader, PageOptions, StoredRecord } from '@eggmesh/store';
-import type { GraphQLResolveInfo } from 'graphql';
+import type { EntityReader, PageOptions, StoredRecord } from '@eggmesh/store';
 import { graphqlError } from './errors.js';
-import { jsonFieldsOf } from './graphql/json-lists.js';
 import { checkLimit } from './limits/cost.js';
 import { RelationLoader } from './loaders/relation-loader.js';
 import type { ListLimits } from './schema/sdl.js';
@@ -78,20 +76,6 @@ function nodeBytes(node: Node): number {
 }
 
 /**
- * The nodes of current (not `at`) entity reads, by stored record: a read-only store hands out the same
- * record object while its row is unchanged, so a row read again is not copied and measured again.
- * Nodes are shared between requests and never mutated. Projections are not kept: their public form
- * depends on the time of the read.
- */
-const currentNodes = new WeakMap<StoredRecord, Built>();
-
-/**
- * The same for current projection reads: a projection's public form depends on the time of the read
- * only through `materializationKey`, so a node is reused while that key is the same.
- */
-const currentProjectionNodes = new WeakMap<StoredRecord, { readonly key: number; readonly built: Built }>();
-
-/**
  * Per-request reading state: the store, one relation loader, one `now` for the whole tree, and the
  * rows and bytes the response has taken so far.
  */
@@ -105,8 +89,6 @@ export class ReadContext {
   private waiting: Array<() => void> = [];
   /** Set once the response went over its budget: the whole response is then refused. */
   exceeded: string | undefined;
-  /** Root lists answered as JSON text, by response key (spliced in when the response is serialized). */
-  jsonLists: Map<string, string> | undefined;
 
   constructor(
     private readonly store: EntityReader,
@@ -118,8 +100,6 @@ export class ReadContext {
      * read in pages of the maximum limit; the response budget still refuses what is too big.
      */
     private readonly wholeLists = false,
-    /** The store's JSON list answers, when it has them. */
-    private readonly json?: JsonListReader,
   ) {
     this.loader = new RelationLoader(store, {
       remaining: () => Math.max(0, this.budget.maxRows - this.rows - this.reserved),
@@ -185,32 +165,10 @@ export class ReadContext {
   }
 
   private build(entity: EntityName, record: StoredRecord, at: number | undefined): Built {
-    if (entities[entity].kind !== 'projection') {
-      if (at !== undefined) {
-        const node: Node = { ...record.payload, id: record.id, [AT]: at };
-        return { node, bytes: nodeBytes(node) };
-      }
-      let built = currentNodes.get(record);
-      if (built === undefined) {
-        const node: Node = { ...record.payload, id: record.id };
-        built = { node, bytes: nodeBytes(node) };
-        currentNodes.set(record, built);
-      }
-      return built;
-    }
-    if (at === undefined) {
-      const now = this.now();
-      const key = materializationKey(now);
-      let known = currentProjectionNodes.get(record);
-      if (known === undefined || known.key !== key) {
-        const node: Node = materialize(entity as ProjectionName, record.payload, now);
-        known = { key, built: { node, bytes: nodeBytes(node) } };
-        currentProjectionNodes.set(record, known);
-      }
-      return known.built;
-    }
-    const node: Node = materialize(entity as ProjectionName, record.payload, at);
-    node[AT] = at;
+    let node: Node;
+    if (entities[entity].kind !== 'projection') node = { ...record.payload, id: record.id };
+    else node = materialize(entity as ProjectionName, record.payload, at ?? this.now());
+    if (at !== undefined) node[AT] = at;
     return { node, bytes: nodeBytes(node) };
   }
 
@@ -247,9 +205,7 @@ export class ReadContext {
     );
   }
 
-  async all(entity: EntityName, args: PageArgs, info?: GraphQLResolveInfo): Promise<Node[]> {
-    const json = await this.asJson(entity, undefined, args, info);
-    if (json) return json;
+  async all(entity: EntityName, args: PageArgs): Promise<Node[]> {
     if (this.wholeLists && args.limit == null) {
       return this.whole(entity, args, (options) => this.store.list(entity, options));
     }
@@ -266,11 +222,8 @@ export class ReadContext {
     field: string,
     value: string | null | undefined,
     args: PageArgs,
-    info?: GraphQLResolveInfo,
   ): Promise<Node[]> {
     if (value == null) return [];
-    const json = await this.asJson(entity, { field, value }, args, info);
-    if (json) return json;
     if (this.wholeLists && args.limit == null) {
       return this.whole(entity, args, (options) => this.store.findBy(entity, field, value, options));
     }
@@ -280,52 +233,6 @@ export class ReadContext {
       () => this.store.findBy(entity, field, value, options),
       (records) => this.nodes(entity, records, options.at),
     );
-  }
-
-  /**
-   * A root list of plain fields of current entity rows, answered by the store as JSON text (see
-   * graphql/json-lists.ts); undefined when it cannot be, or when the text would not be exactly what
-   * the ordinary path answers (a stored value of another type than its field's) or might go over the
-   * response budget: the ordinary path then reads the rows and decides.
-   */
-  private async asJson(
-    entity: EntityName,
-    where: { readonly field: string; readonly value: string } | undefined,
-    args: PageArgs,
-    info: GraphQLResolveInfo | undefined,
-  ): Promise<Node[] | undefined> {
-    const reader = this.json;
-    if (!reader || !info || args.at != null || entities[entity].kind === 'projection') return undefined;
-    const fields = jsonFieldsOf(info);
-    if (!fields) return undefined;
-    const whole = this.wholeLists && args.limit == null;
-    const { maxRows, maxBytes } = this.budget;
-    const page = whole ? this.limits.maxLimit : (args.limit ?? this.limits.defaultLimit);
-    if (!whole) checkLimit(page, this.limits.maxLimit);
-    const list = await this.read(
-      // A whole list waits for sibling reads like one page of the ordinary path.
-      page,
-      () => {
-        // A whole list reads one row more than the budget has room for: that row tells it overruns.
-        const limit = !whole ? page : Number.isFinite(maxRows) ? Math.max(0, maxRows - this.rows) + 1 : -1;
-        return reader.listJson({ entity, fields, where, after: args.after ?? undefined, limit });
-      },
-      // Counted before the next waiting read may start, as every read is.
-      (answer) => {
-        if (!answer?.conforming) return undefined;
-        // Too many rows: refused here as on the ordinary path (take throws).
-        if (this.rows + answer.rows > maxRows) this.take(answer.rows, 0);
-        // The ordinary path's byte count of a row is at most 3 × its stored payload + 64 (numbers
-        // count 12): near the byte budget, let it count exactly.
-        if (this.bytes + 3 * answer.payloadBytes + 64 * answer.rows > maxBytes) return undefined;
-        this.take(answer.rows, answer.json.length);
-        return answer;
-      },
-    );
-    if (!list) return undefined;
-    this.jsonLists ??= new Map();
-    this.jsonLists.set(String(info.path.key), list.json);
-    return [];
   }
 
   /**

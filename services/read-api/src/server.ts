@@ -16,14 +16,14 @@ const bootLog = (level: number, msg: string, extra: Record<string, unknown> = {}
  * Opens the data directory read-only. The write-api creates the primary file; until it has (file and
  * tables), say so once and retry every 500 ms.
  */
-async function openWhenReady(dataDir: string, memoRows: number): Promise<SqliteReadStore> {
+async function openWhenReady(dataDir: string): Promise<SqliteReadStore> {
   const { primary } = dataFiles(dataDir);
   let told = '';
   for (;;) {
     let reason = `waiting for ${primary}: start the write-api first`;
     if (existsSync(primary)) {
       try {
-        return openReadStore(dataDir, { memoRows });
+        return openReadStore(dataDir);
       } catch (error) {
         reason = `waiting for ${primary} to be initialised by the write-api (${(error as Error).message})`;
       }
@@ -47,7 +47,6 @@ parseCommandLine({
     'EGGMESH_LIST_DEFAULT_LIMIT',
     'EGGMESH_LIST_MAX_LIMIT',
     'EGGMESH_MIN_POSITION_WAIT_MS',
-    'EGGMESH_READ_MEMO_ROWS',
     'EGGMESH_GRAPHQL_MAX_DEPTH',
     'EGGMESH_GRAPHQL_MAX_COST',
     'EGGMESH_GRAPHQL_MAX_FIELDS',
@@ -79,7 +78,6 @@ const mongoStore = async () => {
     ),
   );
 };
-const store =
-  config.store === 'mongodb' ? await mongoStore() : await openWhenReady(config.dataDir, config.readMemoRows);
+const store = config.store === 'mongodb' ? await mongoStore() : await openWhenReady(config.dataDir);
 const app = buildApp({ config, store });
 await serve(app, { port: config.ports.read, config, onClose: () => store.close() });

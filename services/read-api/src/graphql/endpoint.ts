@@ -1,5 +1,5 @@
 import type { Authenticator, Config } from '@eggmesh/service-kit';
-import type { EntityReader, JsonListReader } from '@eggmesh/store';
+import type { EntityReader } from '@eggmesh/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import mercurius, { type IResolvers, type MercuriusContext } from 'mercurius';
 import {
@@ -19,7 +19,6 @@ import { checkShape } from '../limits/shape.js';
 import { ReadContext } from '../read-context.js';
 import type { ReadGraphContext } from '../schema/resolvers.js';
 import { formatErrors } from './format-errors.js';
-import { spliceJsonLists } from './json-lists.js';
 import { isJson } from './json-source.js';
 
 /**
@@ -50,12 +49,6 @@ const operationNameOf = (request: FastifyRequest): string | undefined => {
   return typeof source?.operationName === 'string' ? source.operationName : undefined;
 };
 
-/** The store's JSON list answers, when it has them (the SQLite store does). */
-function jsonListReaderOf(store: ReadStore): JsonListReader | undefined {
-  const candidate = store as Partial<JsonListReader>;
-  return typeof candidate.listJson === 'function' ? (candidate as JsonListReader) : undefined;
-}
-
 /**
  * One GraphQL endpoint: a mercurius instance with graphql-jit, the depth rule, the cost limit,
  * `x-min-position` waits and coded errors. Register it inside its own encapsulated plugin.
@@ -64,7 +57,6 @@ export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointO
   const { store, clock, config } = options;
   const costModel = { ...config.list, maxRows: config.graphql.maxRows };
   const budget = { maxRows: config.graphql.maxRows, maxBytes: config.graphql.maxResponseBytes };
-  const json = jsonListReaderOf(store);
   const guard = options.auth.hook({ kind: 'read' }, (reply, error) =>
     reply.send({ data: null, errors: [{ message: error.message, extensions: { code: error.code } }] }),
   );
@@ -83,7 +75,7 @@ export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointO
     graphql: { parseOptions: { maxTokens: config.graphql.maxTokens } },
     errorFormatter: formatErrors as never,
     context: (): ReadGraphContext => ({
-      read: new ReadContext(store, clock, config.list, budget, options.wholeLists ?? false, json),
+      read: new ReadContext(store, clock, config.list, budget, options.wholeLists ?? false),
     }),
   });
 
@@ -130,11 +122,6 @@ export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointO
   scope.graphql.addHook<Record<string, unknown>, EndpointContext>(
     'onResolution',
     async (execution, context) => {
-      const lists = context.read.jsonLists;
-      if (lists && execution.data) {
-        const serialize = spliceJsonLists(execution.data, lists);
-        if (serialize) context.reply.type('application/json; charset=utf-8').serializer(serialize);
-      }
       if (context.consistency) {
         (execution as { extensions?: Record<string, unknown> }).extensions = {
           ...execution.extensions,

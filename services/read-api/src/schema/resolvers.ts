@@ -46,16 +46,15 @@ interface RootNames {
 function rootResolvers(entity: EntityName, names: RootNames): Record<string, Resolver> {
   const fields: Record<string, Resolver> = {
     [names.single]: (_root, args, context) => context.read.byId(entity, lowerId(args.id), args.at),
-    [names.list]: (_root, args, context, info) => context.read.all(entity, args, info),
+    [names.list]: (_root, args, context) => context.read.all(entity, args),
   };
   for (const filter of entities[entity].filters) {
-    fields[names.filter(filter.query)] = (_root, args, context, info) =>
+    fields[names.filter(filter.query)] = (_root, args, context) =>
       context.read.filter(
         entity,
         filter.field,
         filter.argument === 'id' ? lowerId(args.id) : args[filter.argument],
         args,
-        info,
       );
   }
   return fields;
