@@ -28,4 +28,3 @@ export {
   unknownEnvWarnings,
   withoutUnknownEnv,
 } from './env-check.js';
-export { serviceMemoryDefaults, serviceNodeFlags } from './memory-defaults.js';

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { unknownEnvWarnings } from './env-check.js';
 
@@ -99,8 +100,6 @@ export const configSchema = Object.freeze({
   EGGMESH_HTTP_REQUEST_TIMEOUT_MS: positive(30_000),
   EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS: positive(10_000),
   EGGMESH_HTTP_MAX_CONNECTIONS: positive(4096),
-  EGGMESH_HTTP_TURN_MS: int(2, 0, 1000),
-  EGGMESH_EVENT_LOOP_STALL_MS: int(10_000, 0),
   EGGMESH_HEALTH_PROBE_INTERVAL_MS: positive(5000),
   EGGMESH_HEALTH_PROBE_TIMEOUT_MS: positive(2000),
   EGGMESH_HEALTH_PROBE_FAILURES: positive(3),
@@ -125,6 +124,7 @@ export const configSchema = Object.freeze({
   EGGMESH_JWT_CLOCK_SKEW_S: int(30, 0, 300),
   EGGMESH_AUTH_READS: flag('false'),
   EGGMESH_RATE_LIMIT_PER_MIN: int(0, 0),
+  EGGMESH_TRUSTED_PROXIES: text('loopback'),
   EGGMESH_WRITE_API_URL: url(),
   EGGMESH_READ_API_URL: url(),
   EGGMESH_EDGE_GRAPHQL: oneOf(['embedded', 'read-api', 'proxy'], 'embedded'),
@@ -192,13 +192,9 @@ export interface Config {
     readonly requestTimeoutMs: number;
     /** How long an idle keep-alive connection stays open between requests. */
     readonly keepAliveTimeoutMs: number;
-    /** Open connections per process; more are closed on accept. */
+    /** Open connections per process; more are closed on accept (see also the per-client cap). */
     readonly maxConnections: number;
-    /** How long one turn of the event loop may spend starting requests (LoopTurns); 0: no bound. */
-    readonly turnMs: number;
   };
-  /** A main thread that does not tick for this long is killed by its watchdog thread; 0 turns it off. */
-  readonly eventLoopStallMs: number;
   /** How the supervisor (`pnpm start`) checks that each service still answers `/health`. */
   readonly healthProbe: {
     readonly intervalMs: number;
@@ -227,6 +223,11 @@ export interface Config {
   readonly auth: AuthConfig;
   /** Requests per minute one client address may make to one service; 0 = no limit. */
   readonly rateLimitPerMin: number;
+  /**
+   * The proxies whose `x-forwarded-for` a service believes (Fastify's `trustProxy`, in proxy-addr's
+   * terms: addresses, CIDR ranges, `loopback`, `linklocal`, `uniquelocal`); empty: none.
+   */
+  readonly trustedProxies: readonly string[];
   /**
    * How the edge serves the GraphQL paths: `embedded` answers them in its own process over a read-only
    * store (no hop), `proxy` forwards them to the read-api like REST goes to the write-api.
@@ -305,6 +306,7 @@ function parseConfig(env: Record<string, string | undefined>): Config {
   if (c.EGGMESH_HEALTH_PROBE_TIMEOUT_MS > c.EGGMESH_HEALTH_PROBE_INTERVAL_MS) {
     problems.push('EGGMESH_HEALTH_PROBE_TIMEOUT_MS must not exceed EGGMESH_HEALTH_PROBE_INTERVAL_MS');
   }
+  const trustedProxies = proxyList(c.EGGMESH_TRUSTED_PROXIES, problems);
   const auth = authConfig(c, problems);
   if (problems.length > 0) {
     throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
@@ -352,9 +354,7 @@ function parseConfig(env: Record<string, string | undefined>): Config {
       requestTimeoutMs: c.EGGMESH_HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: c.EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: c.EGGMESH_HTTP_MAX_CONNECTIONS,
-      turnMs: c.EGGMESH_HTTP_TURN_MS,
     }),
-    eventLoopStallMs: c.EGGMESH_EVENT_LOOP_STALL_MS,
     healthProbe: Object.freeze({
       intervalMs: c.EGGMESH_HEALTH_PROBE_INTERVAL_MS,
       timeoutMs: c.EGGMESH_HEALTH_PROBE_TIMEOUT_MS,
@@ -380,6 +380,7 @@ function parseConfig(env: Record<string, string | undefined>): Config {
     }),
     auth,
     rateLimitPerMin: c.EGGMESH_RATE_LIMIT_PER_MIN,
+    trustedProxies,
     edgeGraphql: c.EGGMESH_EDGE_GRAPHQL,
     frontDoor: c.EGGMESH_FRONT_DOOR,
     upstreams: Object.freeze({
@@ -387,6 +388,31 @@ function parseConfig(env: Record<string, string | undefined>): Config {
       read: c.EGGMESH_READ_API_URL ?? local(c.READ_API_PORT),
     }),
   });
+}
+
+const PROXY_KEYWORDS = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * `EGGMESH_TRUSTED_PROXIES` as Fastify's `trustProxy` takes it: `none`, or addresses, CIDR ranges and
+ * proxy-addr's keywords separated by commas. Anything else is a problem reported at start, not a
+ * proxy-addr exception at the first request.
+ */
+function proxyList(value: string, problems: string[]): readonly string[] {
+  if (value.trim() === 'none') return Object.freeze([]);
+  const entries = value.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    if (PROXY_KEYWORDS.has(entry)) continue;
+    const [address = '', prefix, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !prefixOk || rest.length > 0) {
+      problems.push(
+        `EGGMESH_TRUSTED_PROXIES: ${JSON.stringify(entry)} is not an address, a CIDR range, loopback, linklocal or uniquelocal (or set it to none)`,
+      );
+    }
+  }
+  return Object.freeze(entries);
 }
 
 /** Every setting of `configSchema` read from `env`, or a ConfigError listing each one that is invalid. */

@@ -142,6 +142,7 @@ const promotions = sqliteStore
   : undefined;
 const projector = new Projector(opened.log.log, opened.store, config.projector.batchSize);
 const app = buildApp({
+  config,
   projector,
   running: () => running,
   logProblem: () => opened.log.problem(),
