@@ -2,7 +2,6 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify';
 import type { Config } from './config.js';
 import { answerClientError, lingerOnRefusedBody } from './http-limits.js';
-import { startRequestsInTurns } from './turns.js';
 
 const prepared = new WeakSet<FastifyInstance>();
 
@@ -10,29 +9,28 @@ const prepared = new WeakSet<FastifyInstance>();
  * What every eggmesh app needs however it is served (listening through serve(), embedded in another
  * HTTP server through embed(), or listening on its own in a test): a refused upload (413) is read to
  * its end before the answer, so the client gets the 413 instead of a reset; once closing, in-flight
- * answers say `Connection: close`; requests start in bounded turns of the event loop, so that a busy
- * process still accepts new connections (`startRequestsInTurns`). Idempotent: an app gets each hook
- * once.
+ * answers say `Connection: close`. Idempotent: an app gets each hook once.
  */
 export function withServiceDefaults<A extends FastifyInstance>(app: A, config: Config): A {
   if (prepared.has(app)) return app;
   prepared.add(app);
   lingerOnRefusedBody(app, Math.min(config.http.requestTimeoutMs, 10_000));
   closeConnectionsWhenClosing(app);
-  startRequestsInTurns(app, config.http.turnMs);
   return app;
 }
 
 /**
- * The one builder of the services' Fastify apps: Fastify with the body limit and request logging of
- * `config`, requests the HTTP parser refuses answered in the services' error format
- * (`answerClientError`), and withServiceDefaults() applied.
+ * The one builder of the services' Fastify apps: Fastify with the body limit, request logging and
+ * trusted proxies of `config` (`x-forwarded-for` is believed from those only, so `request.ip` is the
+ * client the rate limit counts), requests the HTTP parser refuses answered in the services' error
+ * format (`answerClientError`), and withServiceDefaults() applied.
  */
 export function serviceApp(config: Config, options: FastifyHttpOptions<Server> = {}): FastifyInstance {
   const app: FastifyInstance = Fastify({
     bodyLimit: config.bodyLimitBytes,
     logController: requestLogging(config.logRequests),
     clientErrorHandler: answerClientError,
+    trustProxy: [...config.trustedProxies],
     ...options,
   });
   return withServiceDefaults(app, config);

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { unknownEnvWarnings } from './env-check.js';
@@ -67,6 +68,28 @@ const url = (section: Section) =>
   );
 const isOn = (value: string) => value === 'true' || value === '1';
 
+const PROXY_KEYWORDS = new Set(['loopback', 'linklocal', 'uniquelocal']);
+/** One entry of a trusted-proxy list: an address, a CIDR range, or one of proxy-addr's keywords. */
+const isProxyEntry = (entry: string) => {
+  if (PROXY_KEYWORDS.has(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  const bits = family === 4 ? 32 : 128;
+  return family !== 0 && rest.length === 0 && (prefix === undefined || (/^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= bits));
+};
+/** `none`, or addresses, CIDR ranges and keywords separated by commas, as Fastify's `trustProxy` takes them. */
+const proxies = (section: Section, fallback: string) =>
+  setting(
+    section,
+    fallback,
+    'addresses, CIDR ranges, loopback, linklocal or uniquelocal separated by commas (or none)',
+    z
+      .string()
+      .transform((raw) => (raw.trim() === 'none' ? [] : raw.split(',').map((entry) => entry.trim())))
+      .refine((entries) => entries.every(isProxyEntry))
+      .transform((entries) => Object.freeze(entries) as readonly string[]),
+  );
+
 /**
  * Every environment variable of every eggmesh process, once: how it is read, its default, and the
  * section of docs/configuration.md that documents it. Parsing, `--help` and the check for typos all
@@ -102,6 +125,7 @@ export const settings = Object.freeze({
   EGGMESH_AUTH_READS: flag('security'),
   EGGMESH_CORS_ORIGIN: text('security', '*'),
   EGGMESH_RATE_LIMIT_PER_MIN: int('security', 0, 0),
+  EGGMESH_TRUSTED_PROXIES: proxies('security', 'loopback'),
   EGGMESH_LOG_LEVEL: oneOf('logging', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   EGGMESH_LOG_REQUESTS: flag('logging'),
   EGGMESH_DEV_MONGODB_PORT: int('local servers', 27017, 0, 65_535),
@@ -180,6 +204,11 @@ export const httpLimits = Object.freeze({
   keepAliveTimeoutMs: 10_000,
   /** Open connections per process. */
   maxConnections: 4096,
+  /**
+   * Open connections one client address may hold (trusted proxies excepted; IPv6 per /64): past it its
+   * new connections are closed on accept, so a client holding idle sockets cannot lock the others out.
+   */
+  maxConnectionsPerClient: 256,
 });
 /** How long a graceful stop may take before the process exits anyway. */
 export const SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -195,13 +224,17 @@ const slices = {
     logRequests: v.EGGMESH_LOG_REQUESTS,
     shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
   })),
-  http: slice(['EGGMESH_CORS_ORIGIN', 'EGGMESH_BODY_LIMIT_BYTES', 'EGGMESH_RATE_LIMIT_PER_MIN'], (v) => ({
-    corsOrigin: v.EGGMESH_CORS_ORIGIN,
-    bodyLimitBytes: v.EGGMESH_BODY_LIMIT_BYTES,
-    /** Requests per minute one client address may make to one service; 0 = no limit. */
-    rateLimitPerMin: v.EGGMESH_RATE_LIMIT_PER_MIN,
-    http: httpLimits,
-  })),
+  http: slice(
+    ['EGGMESH_CORS_ORIGIN', 'EGGMESH_BODY_LIMIT_BYTES', 'EGGMESH_RATE_LIMIT_PER_MIN', 'EGGMESH_TRUSTED_PROXIES'],
+    (v) => ({
+      corsOrigin: v.EGGMESH_CORS_ORIGIN,
+      bodyLimitBytes: v.EGGMESH_BODY_LIMIT_BYTES,
+      /** Requests per minute one client address may make to one service; 0 = no limit. */
+      rateLimitPerMin: v.EGGMESH_RATE_LIMIT_PER_MIN,
+      /** The proxies whose `x-forwarded-for` is believed (Fastify's `trustProxy`); empty: none. */
+      trustedProxies: v.EGGMESH_TRUSTED_PROXIES,
+    }),
+  ),
   auth: slice(
     [
       'EGGMESH_AUTH',

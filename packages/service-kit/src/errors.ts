@@ -40,6 +40,10 @@ export const errorTable = {
   EGGMESH_INTERNAL: { status: 500, message: 'internal error' },
   EGGMESH_UPSTREAM_UNAVAILABLE: { status: 502, message: 'the %s did not answer' },
   EGGMESH_UNAVAILABLE: { status: 503, message: 'storage is not answering' },
+  EGGMESH_OVERLOADED: {
+    status: 503,
+    message: 'the service is overloaded; retry after %s s',
+  },
   EGGMESH_UPSTREAM_TIMEOUT: { status: 504, message: 'the %s did not answer in time' },
   // GraphQL (read-api), in `errors[].extensions.code`; the status is the response's when the error
   // stops the whole request.

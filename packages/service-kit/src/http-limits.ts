@@ -1,5 +1,8 @@
 import { type Server, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import proxyAddr from '@fastify/proxy-addr';
+import { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { EggmeshError, type ErrorCode } from './errors.js';
@@ -9,18 +12,27 @@ export interface LimitsLogger {
 }
 
 /**
- * Applies the client limits of `config.http` to a Node HTTP server before it listens: a client gets
- * `headersTimeoutMs` for its headers and `requestTimeoutMs` for the whole request (else 408 and the
- * connection closes), a socket silent for `requestTimeoutMs` mid-request closes, an idle keep-alive
- * connection closes after `keepAliveTimeoutMs`, and connections beyond `maxConnections` are closed on
- * accept (logged at most every 10 s) while the open ones keep being served.
+ * Open connections one client address may hold: a sixteenth of the process's (256 of the default
+ * 4096), so one client holding idle sockets cannot lock the others out; a NAT with dozens of browsers
+ * behind it (six connections each) stays well under it. IPv6 clients count per /64, the block one
+ * subscriber gets, as the rate limit counts them. The trusted proxies are exempt: they pool many
+ * connections for many clients.
  */
-export function applyHttpLimits(
-  server: Server,
-  http: Config['http'],
-  log: LimitsLogger,
-  bodyLimitBytes = Number.POSITIVE_INFINITY,
-): void {
+export const connectionsPerClient = (maxConnections: number): number =>
+  Math.max(1, Math.floor(maxConnections / 16));
+
+/**
+ * Applies the client limits of `config.http` to a Node HTTP server before it listens. The timeouts are
+ * Node's own server settings (set here because not every service builds its app with serviceApp()):
+ * a client gets `headersTimeoutMs` for its headers and `requestTimeoutMs` for the whole request (else
+ * 408 and the connection closes), a socket silent for `requestTimeoutMs` mid-request closes, an idle
+ * keep-alive connection closes after `keepAliveTimeoutMs`, and connections beyond `maxConnections` are
+ * closed on accept. What Node has no setting for is done here: a client address (not a trusted proxy)
+ * past connectionsPerClient() has its new connections closed on accept; both refusals are logged at
+ * most every 10 s; and a body declared too large with `Expect: 100-continue` is refused before upload.
+ */
+export function applyHttpLimits(server: Server, config: Config, log: LimitsLogger): void {
+  const { http, bodyLimitBytes } = config;
   server.headersTimeout = http.headersTimeoutMs;
   server.requestTimeout = http.requestTimeoutMs;
   server.keepAliveTimeout = http.keepAliveTimeoutMs;
@@ -31,18 +43,45 @@ export function applyHttpLimits(
   Object.assign(server, {
     connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(http.headersTimeoutMs / 4))),
   });
-  let dropped = 0;
-  let loggedAt = 0;
-  server.on('drop', () => {
-    dropped += 1;
+  const refusals = { total: 0, perClient: 0, loggedAt: 0 };
+  const refused = (perClient: boolean) => {
+    refusals.total += 1;
+    if (perClient) refusals.perClient += 1;
     const now = Date.now();
-    if (now - loggedAt < 10_000) return;
+    if (now - refusals.loggedAt < 10_000) return;
     log.warn(
-      { dropped, maxConnections: http.maxConnections },
-      'connection limit reached: closing new connections (EGGMESH_HTTP_MAX_CONNECTIONS)',
+      {
+        dropped: refusals.total,
+        overClientCap: refusals.perClient,
+        maxConnections: http.maxConnections,
+        perClient: connectionsPerClient(http.maxConnections),
+      },
+      'connection limit reached: closing new connections (EGGMESH_HTTP_MAX_CONNECTIONS, per client address)',
     );
-    loggedAt = now;
-    dropped = 0;
+    refusals.loggedAt = now;
+    refusals.total = 0;
+    refusals.perClient = 0;
+  };
+  server.on('drop', () => refused(false));
+  const perClient = connectionsPerClient(http.maxConnections);
+  const trusted = proxyAddr.compile([...config.trustedProxies]);
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress;
+    if (address === undefined || trusted(address, 0)) return;
+    const key = normalizeIP(address);
+    const count = (open.get(key) ?? 0) + 1;
+    if (count > perClient) {
+      socket.destroy();
+      refused(true);
+      return;
+    }
+    open.set(key, count);
+    socket.once('close', () => {
+      const left = (open.get(key) ?? 1) - 1;
+      if (left === 0) open.delete(key);
+      else open.set(key, left);
+    });
   });
   // `Expect: 100-continue` asks before sending the body: a body declared larger than the limit is refused
   // then (413, no 100), so the client never uploads it. Answering 413 after a 100 Continue would close the

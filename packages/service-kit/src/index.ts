@@ -10,17 +10,22 @@ export { bootLog, connectLog } from './boot-log.js';
 // The configuration, command line and env check: one list, shared with the light ./config entry.
 export * from './config-entry.js';
 export { EggmeshError, type ErrorCode, errorMessage, errorTable, isErrorCode } from './errors.js';
-export { type EventLoopMonitor, type EventLoopStats, monitorEventLoop } from './event-loop.js';
-export { answerClientError, applyHttpLimits, lingerOnRefusedBody } from './http-limits.js';
 export {
-  CONTENT_SECURITY_POLICY,
+  answerClientError,
+  applyHttpLimits,
+  connectionsPerClient,
+  lingerOnRefusedBody,
+} from './http-limits.js';
+export {
+  API_CSP,
   CORS_ALLOWED_HEADERS,
   CORS_EXPOSED_HEADERS,
   CORS_METHODS,
   corsOptions,
-  rateLimit,
-  SECURITY_HEADERS,
-  securityHeaders,
+  helmetOptions,
+  PAGE_CSP,
+  pageHelmetOptions,
 } from './http-security.js';
 export { createMetrics, installMetrics, type Metrics } from './metrics.js';
 export { healthResponseSchema, loggerOptions, type ServeOptions, serve } from './serve.js';
+export { type ServicePluginOptions, servicePlugin } from './service-plugin.js';

@@ -1,10 +1,4 @@
-import type {
-  FastifyInstance,
-  FastifyReply,
-  FastifyRequest,
-  FastifySchema,
-  onResponseHookHandler,
-} from 'fastify';
+import type { FastifyInstance, FastifySchema } from 'fastify';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
 /** Seconds; from a cache hit (~0.1 ms) to a big bulk write or a slow GraphQL query. */
@@ -15,10 +9,8 @@ export interface Metrics {
   readonly registry: Registry;
   /** Times one storage call: `eggmesh_store_duration_seconds{operation}`. */
   timeStore<T>(operation: string, work: () => Promise<T>): Promise<T>;
-  /** Counts a request answered outside Fastify's routing (the edge's forwarded traffic). */
+  /** Counts one answer under its route pattern (installMetrics() calls it for every answer). */
   observeRequest(route: string, method: string, statusCode: number, seconds: number): void;
-  /** The request histogram, for installMetrics() on the apps of this process. */
-  readonly requests: Histogram<'route' | 'method' | 'status_class'>;
 }
 
 type Child = { observe(value: number): void };
@@ -56,7 +48,6 @@ export function createMetrics(): Metrics {
   const children = new Map<string, Child>();
   return {
     registry,
-    requests,
     observeRequest(route, method, statusCode, seconds) {
       const index = classIndex(statusCode);
       const key = `${route} ${method} ${index}`;
@@ -80,63 +71,24 @@ export function createMetrics(): Metrics {
 
 /**
  * Prometheus metrics for one app, served at `GET /metrics`: those of `shared` (the process's, see
- * createMetrics()) or of a registry of its own. Call it before the app declares its routes: each route
- * gets its own onResponse hook holding its label children, so a request costs one histogram observe.
- * Requests no route matches are counted under `route="(unmatched)"`.
+ * createMetrics()) or of a registry of its own. Every answer is counted under its route pattern, so
+ * routes declared before or after this call alike; requests no route matches are counted under
+ * `route="(unmatched)"`.
  */
 export function installMetrics(
   app: FastifyInstance,
   options: { readonly service: string; readonly shared?: Metrics | undefined },
 ): Metrics {
   const metrics = options.shared ?? createMetrics();
-  const { registry, requests } = metrics;
-
-  /** An onResponse hook for one route and method: its children are made once, on first use per class. */
-  const observer = (route: string, method: string): onResponseHookHandler => {
-    const children: (Child | undefined)[] = [];
-    return (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-      const index = classIndex(reply.statusCode);
-      let child = children[index];
-      if (child === undefined) {
-        child = requests.labels(route, method, STATUS_CLASSES[index] as string);
-        children[index] = child;
-      }
-      child.observe(reply.elapsedTime / 1000);
-      done();
-    };
-  };
-
-  app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const byMethod = new Map(methods.map((m) => [m, observer(route.url, m)] as const));
-    const hook: onResponseHookHandler =
-      byMethod.size === 1
-        ? (byMethod.values().next().value as onResponseHookHandler)
-        : function (this: FastifyInstance, request, reply, done) {
-            const handler = byMethod.get(request.method);
-            if (handler) handler.call(this, request, reply, done);
-            else done();
-          };
-    const existing = route.onResponse;
-    route.onResponse =
-      existing === undefined ? [hook] : [...(Array.isArray(existing) ? existing : [existing]), hook];
+  const { registry } = metrics;
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.is404 ? '(unmatched)' : (request.routeOptions.url ?? '(unmatched)');
+    metrics.observeRequest(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
-  const unmatched = new Map<string, onResponseHookHandler>();
-  app.addHook('onResponse', function (request, reply, done) {
-    if (!request.is404) return done();
-    let handler = unmatched.get(request.method);
-    if (handler === undefined) {
-      if (unmatched.size > 64) return done();
-      handler = observer('(unmatched)', request.method);
-      unmatched.set(request.method, handler);
-    }
-    handler.call(this, request, reply, done);
-  });
-
   app.get('/metrics', { schema: { hide: true } as FastifySchema }, async (_request, reply) => {
     reply.type(registry.contentType);
     return registry.metrics();
   });
-
   return metrics;
 }

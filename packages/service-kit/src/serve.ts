@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { withServiceDefaults } from './app.js';
 import { type Config, exitCodes } from './config.js';
-import { monitorEventLoop } from './event-loop.js';
 import { applyHttpLimits } from './http-limits.js';
 
 export interface ServeOptions {
@@ -40,32 +39,20 @@ export const healthResponseSchema = {
     service: { type: 'string', description: 'Which eggmesh service answered' },
     pid: { type: 'integer' },
     uptimeS: { type: 'integer', minimum: 0 },
-    eventLoop: {
-      type: 'object',
-      description: 'Event-loop delay (ms, beyond the sampling interval) and utilization over the last window',
-      properties: Object.fromEntries(
-        ['delayP50Ms', 'delayP99Ms', 'delayMaxMs', 'utilization', 'windowS'].map((k) => [
-          k,
-          { type: 'number' },
-        ]),
-      ),
-    },
   },
 } as const;
 
 /**
- * Listens with the client limits of `config.http` (timeouts, connection cap), watches the event loop
- * (a watchdog thread kills the process when it stays blocked past `config.eventLoopStallMs`), adds the
- * service name, pid and event-loop delay to the body of `GET /health`, and on SIGTERM or SIGINT stops
+ * Listens with the client limits of `config.http` (timeouts, connection caps, see applyHttpLimits),
+ * adds the service name, pid and uptime to the body of `GET /health` (cheap: it is what an orchestrator
+ * probes for liveness), and on SIGTERM or SIGINT stops
  * taking requests, lets in-flight ones finish, runs `onClose` and exits 0; past the shutdown timeout
  * it exits 1.
  */
 export async function serve(app: FastifyInstance, options: ServeOptions): Promise<void> {
   const service = options.name ?? loggerService(app) ?? 'unknown';
-  const loop = monitorEventLoop({ stallMs: options.config.eventLoopStallMs, service });
-  app.addHook('onClose', async () => loop.stop());
   const prepare = (served: FastifyInstance, name: string) => {
-    applyHttpLimits(served.server, options.config.http, served.log, options.config.bodyLimitBytes);
+    applyHttpLimits(served.server, options.config, served.log);
     // Built by serviceApp() already, or (the read-api builds its own Fastify) given the defaults here.
     withServiceDefaults(served, options.config);
     // Callback-style: an async hook would cost every answer a promise for /health's sake.
@@ -84,7 +71,6 @@ export async function serve(app: FastifyInstance, options: ServeOptions): Promis
         service: name,
         pid: process.pid,
         uptimeS: Math.round(process.uptime()),
-        eventLoop: loop.stats(),
       });
     });
   };

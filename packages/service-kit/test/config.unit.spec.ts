@@ -159,6 +159,14 @@ describe('reading each kind of setting', () => {
       'EGGMESH_BODY_LIMIT_BYTES: "9007199254740993" is not a whole number, 1 or more',
     ]);
     expect(loadConfig({ EGGMESH_RATE_LIMIT_PER_MIN: '0' }).rateLimitPerMin).toBe(0);
+    expect(loadConfig({}).trustedProxies).toEqual(['loopback']);
+    expect(loadConfig({ EGGMESH_TRUSTED_PROXIES: 'none' }).trustedProxies).toEqual([]);
+    expect(
+      loadConfig({ EGGMESH_TRUSTED_PROXIES: '10.0.0.5, 172.16.0.0/12,fd00::/8 ,uniquelocal' }).trustedProxies,
+    ).toEqual(['10.0.0.5', '172.16.0.0/12', 'fd00::/8', 'uniquelocal']);
+    expect(problemsOf({ EGGMESH_TRUSTED_PROXIES: 'proxy.local, 10.0.0.0/33, 10.0.0.1' })).toEqual([
+      'EGGMESH_TRUSTED_PROXIES: "proxy.local, 10.0.0.0/33, 10.0.0.1" is not addresses, CIDR ranges, loopback, linklocal or uniquelocal separated by commas (or none)',
+    ]);
     expect(problemsOf({ EGGMESH_RATE_LIMIT_PER_MIN: '-5' })).toEqual([
       'EGGMESH_RATE_LIMIT_PER_MIN: "-5" is not a whole number, 0 or more',
     ]);

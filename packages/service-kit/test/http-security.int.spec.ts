@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp as buildEdge } from '@eggmesh/edge';
 import { buildApp as buildReadApi } from '@eggmesh/read-api';
-import { CORS_METHODS, loadConfig, rateLimit } from '@eggmesh/service-kit';
+import { CORS_METHODS, loadConfig, serviceApp, servicePlugin } from '@eggmesh/service-kit';
 import {
   dataFiles,
   openPrimaryStore,
@@ -12,26 +12,39 @@ import {
   SqliteReadStore,
 } from '@eggmesh/store-sqlite';
 import { buildApp as buildWriteApi } from '@eggmesh/write-api';
-import Fastify, { type FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// The edge tests' raw socket client: what the HTTP parser refuses never comes from fetch.
-import { raw } from '../../../services/edge/test/raw-client.js';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+
+/**
+ * Writes `text` to a fresh connection in one write and gives what came back before the server closed
+ * (or `ms` passed): what the HTTP parser refuses never comes from fetch.
+ */
+const raw = (port: number, text: string, ms = 5000): Promise<string> =>
+  new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(text));
+    let got = '';
+    socket.on('data', (chunk) => {
+      got += chunk.toString('latin1');
+    });
+    socket.on('error', () => undefined);
+    const timer = setTimeout(() => socket.destroy(), ms);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(got);
+    });
+  });
 
 const farm = { name: 'Header Farm', farm_type: 'local_farm', zone: 'north', owner: 'Ann' };
 
 interface Stack {
   readonly write: FastifyInstance;
   readonly read: FastifyInstance;
-  readonly edge: FastifyInstance;
-  readonly urls: { readonly write: string; readonly read: string; readonly edge: string };
+  readonly urls: { readonly write: string; readonly read: string };
   close(): Promise<void>;
 }
 
-/** The write-api, read-api and edge over one temp data dir, each listening on a free port. */
-async function startStack(
-  env: Record<string, string> = {},
-  edgeEnv: Record<string, string> = {},
-): Promise<Stack> {
+/** The write-api and read-api over one temp data dir, each listening on a free port. */
+async function startStack(env: Record<string, string> = {}): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), 'eggmesh-sec-'));
   const base = { EGGMESH_DATA_DIR: dir, EGGMESH_LOG_LEVEL: 'silent', ...env };
   const config = loadConfig(base);
@@ -49,22 +62,11 @@ async function startStack(
   };
   const writeUrl = await address(write);
   const readUrl = await address(read);
-  const edge = await buildEdge({
-    config: loadConfig({
-      ...base,
-      EGGMESH_WRITE_API_URL: writeUrl,
-      EGGMESH_READ_API_URL: readUrl,
-      ...edgeEnv,
-    }),
-  });
-  const edgeUrl = await address(edge);
   return {
     write,
     read,
-    edge,
-    urls: { write: writeUrl, read: readUrl, edge: edgeUrl },
+    urls: { write: writeUrl, read: readUrl },
     async close() {
-      await edge.close();
       await read.close();
       await write.close();
       await readStore.close();
@@ -74,15 +76,24 @@ async function startStack(
   };
 }
 
-const expectSecurityHeaders = (headers: Headers, what: string) => {
+const expectSecurityHeaders = (headers: Headers, what: string, page: boolean) => {
   expect(headers.get('x-content-type-options'), what).toBe('nosniff');
   expect(headers.get('x-frame-options'), what).toBe('DENY');
   expect(headers.get('referrer-policy'), what).toBe('no-referrer');
+  expect(headers.get('cross-origin-opener-policy'), what).toBe('same-origin');
+  expect(headers.get('strict-transport-security'), what).toBeNull();
   const csp = headers.get('content-security-policy') ?? '';
-  expect(csp, what).toMatch(/(^|; )default-src 'self'(;|$)/);
-  expect(csp, what).toMatch(/(^|; )script-src 'self'(;|$)/);
-  expect(csp, what).toMatch(/(^|; )style-src 'self' 'unsafe-inline'(;|$)/);
-  expect(csp, what).toMatch(/(^|; )frame-ancestors 'none'(;|$)/);
+  expect(csp, what).toMatch(/(^|;)frame-ancestors 'none'(;|$)/);
+  if (page) {
+    // The pages load their scripts, styles, fonts and images from their own server only.
+    expect(csp, what).toMatch(/(^|;)default-src 'self'(;|$)/);
+    expect(csp, what).toMatch(/(^|;)script-src 'self'(;|$)/);
+    expect(csp, what).toMatch(/(^|;)style-src 'self' 'unsafe-inline'(;|$)/);
+  } else {
+    // Nothing else is a document: nothing may load from it.
+    expect(csp, what).toMatch(/^default-src 'none';/);
+    expect(csp, what).not.toContain("'self'");
+  }
 };
 
 describe('security headers, CORS and metrics on every service', () => {
@@ -92,43 +103,42 @@ describe('security headers, CORS and metrics on every service', () => {
   });
   afterAll(async () => s.close());
 
-  it('every response carries nosniff, frame and referrer policies and the CSP: pages, JSON, 404s, errors, proxied', async () => {
-    const requests: [string, RequestInit?][] = [
-      [`${s.urls.write}/health`],
-      [`${s.urls.write}/docs/`],
-      [`${s.urls.write}/nowhere`],
+  it('every response carries nosniff, frame and referrer policies and a CSP: the pages theirs, JSON, 404s and errors the strict one', async () => {
+    const requests: [string, RequestInit | undefined, boolean][] = [
+      [`${s.urls.write}/health`, undefined, false],
+      [`${s.urls.write}/docs/`, undefined, true],
+      [`${s.urls.write}/nowhere`, undefined, false],
       [
         `${s.urls.write}/farm/api`,
         { method: 'POST', body: '{oops', headers: { 'content-type': 'application/json' } },
+        false,
       ],
-      [`${s.urls.write}/metrics`],
-      [`${s.urls.read}/graphiql`],
+      [`${s.urls.write}/metrics`, undefined, false],
+      [`${s.urls.read}/graphiql`, undefined, true],
       [
         `${s.urls.read}/graphql`,
         { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } },
+        false,
       ],
-      [`${s.urls.read}/nowhere`],
-      [`${s.urls.edge}/health`],
-      [`${s.urls.edge}/nowhere`],
-      [`${s.urls.edge}/farm/api`],
-      [`${s.urls.edge}/graphiql`],
+      [`${s.urls.read}/nowhere`, undefined, false],
+      [`${s.urls.read}/health`, undefined, false],
     ];
-    for (const [url, init] of requests) {
+    for (const [url, init, page] of requests) {
       const res = await fetch(url, init);
       await res.arrayBuffer();
-      expectSecurityHeaders(res.headers, `${init?.method ?? 'GET'} ${url} (${res.status})`);
+      expectSecurityHeaders(res.headers, `${init?.method ?? 'GET'} ${url} (${res.status})`, page);
     }
     const page = await fetch(`${s.urls.read}/graphiql`);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     await page.arrayBuffer();
   });
 
-  it('answers what the HTTP parser refuses in the error format and closes, on the write-api, the read-api and the edge', async () => {
+  it('answers what the HTTP parser refuses in the error format and closes, on the write-api and the read-api', async () => {
     const requests = {
       EGGMESH_BAD_REQUEST: 'GET /farm/api HTTP/1.1\r\nHost: x\r\nnot a header line\r\n\r\n',
       EGGMESH_HEADERS_TOO_LARGE: `GET /farm/api HTTP/1.1\r\nHost: x\r\nx-big: ${'a'.repeat(300_000)}\r\n\r\n`,
     };
-    for (const url of [s.urls.write, s.urls.read, s.urls.edge]) {
+    for (const url of [s.urls.write, s.urls.read]) {
       for (const [code, text] of Object.entries(requests)) {
         const answer = await raw(Number(new URL(url).port), text);
         const [head = '', body = ''] = answer.split('\r\n\r\n');
@@ -141,12 +151,10 @@ describe('security headers, CORS and metrics on every service', () => {
     }
   });
 
-  it('answers a browser preflight for every method and header the API uses, on the write-api, the read-api and through the edge', async () => {
+  it('answers a browser preflight for every method and header the API uses, on the write-api and the read-api', async () => {
     const targets = [
       `${s.urls.write}/farm/api/00000000-0000-4000-8000-000000000001`,
       `${s.urls.read}/graphql`,
-      `${s.urls.edge}/farm/api/00000000-0000-4000-8000-000000000001`,
-      `${s.urls.edge}/graphql`,
     ];
     for (const url of targets) {
       for (const method of ['PUT', 'DELETE', 'PATCH', 'POST']) {
@@ -171,7 +179,7 @@ describe('security headers, CORS and metrics on every service', () => {
   });
 
   it('exposes x-log-position, x-next-cursor, x-request-id and retry-after to pages', async () => {
-    const created = await fetch(`${s.urls.edge}/farm/api`, {
+    const created = await fetch(`${s.urls.write}/farm/api`, {
       method: 'POST',
       headers: { origin: 'http://app.test', 'content-type': 'application/json' },
       body: JSON.stringify(farm),
@@ -243,12 +251,11 @@ describe('security headers, CORS and metrics on every service', () => {
     );
     expect(read).toContain('# TYPE nodejs_eventloop_lag_seconds gauge');
 
-    await fetch(`${s.urls.edge}/farm/api`).then((r) => r.arrayBuffer());
-    const edge = await (await fetch(`${s.urls.edge}/metrics`)).text();
-    expect(edge).toMatch(
-      /^eggmesh_http_request_duration_seconds_count\{route="\/\*",method="GET",status_class="2xx"\} [1-9]\d*$/m,
+    // Routes the read-api declares before its service plugin has loaded are counted too.
+    await fetch(`${s.urls.read}/health`).then((r) => r.arrayBuffer());
+    expect(await (await fetch(`${s.urls.read}/metrics`)).text()).toMatch(
+      /^eggmesh_http_request_duration_seconds_count\{route="\/health",method="GET",status_class="2xx"\} [1-9]\d*$/m,
     );
-    expect(edge).toContain('# TYPE process_cpu_user_seconds_total counter');
   });
 });
 
@@ -274,60 +281,148 @@ describe('CORS origins', () => {
   });
 });
 
+/** An app built as the services build theirs (serviceApp() and servicePlugin), with one plain route. */
+async function serviceLike(env: Record<string, string>): Promise<FastifyInstance> {
+  const config = loadConfig({ EGGMESH_LOG_LEVEL: 'silent', ...env });
+  const app = serviceApp(config);
+  await app.register(servicePlugin, { config, service: 'test' });
+  app.get('/x', async () => ({ ok: true }));
+  app.get('/health', async () => ({ status: 'ok' }));
+  await app.ready();
+  return app;
+}
+
 describe('rate limit (EGGMESH_RATE_LIMIT_PER_MIN)', () => {
-  it('counts per client address in fixed one-minute windows and answers 429 with retry-after', async () => {
-    let now = Date.UTC(2026, 0, 1, 12, 0, 10);
-    const app = Fastify();
-    rateLimit(app, 2, () => now);
-    app.get('/x', async () => ({ ok: true }));
-    app.get('/health', async () => ({ status: 'ok' }));
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('counts per client address over a minute and answers 429 with retry-after in the error format', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.UTC(2026, 0, 1, 12, 0, 10));
+    const app = await serviceLike({ EGGMESH_RATE_LIMIT_PER_MIN: '2' });
     const hit = (ip = '198.51.100.1', url = '/x') => app.inject({ method: 'GET', url, remoteAddress: ip });
     expect((await hit()).statusCode).toBe(200);
     expect((await hit()).statusCode).toBe(200);
     const refused = await hit();
     expect(refused.statusCode).toBe(429);
-    expect(refused.headers['retry-after']).toBe('50');
-    expect(refused.json()).toMatchObject({ code: 'EGGMESH_RATE_LIMITED' });
+    expect(refused.headers['retry-after']).toBe('60');
+    expect(refused.json()).toEqual({
+      code: 'EGGMESH_RATE_LIMITED',
+      error: 'more than 2 requests in a minute from this client; retry after 60 s',
+    });
     expect((await hit('198.51.100.2')).statusCode).toBe(200);
     for (let i = 0; i < 5; i++) expect((await hit('198.51.100.1', '/health')).statusCode).toBe(200);
-    now += 50_000;
+    vi.setSystemTime(Date.UTC(2026, 0, 1, 12, 0, 59));
+    expect((await hit()).headers['retry-after']).toBe('11');
+    vi.setSystemTime(Date.UTC(2026, 0, 1, 12, 1, 10));
     expect((await hit()).statusCode).toBe(200);
     await app.close();
   });
 
   it('installs nothing when 0 (the default)', async () => {
-    const app = Fastify();
-    rateLimit(app, 0);
-    app.get('/x', async () => ({ ok: true }));
-    for (let i = 0; i < 50; i++)
-      expect((await app.inject({ method: 'GET', url: '/x' })).statusCode).toBe(200);
+    const app = await serviceLike({});
+    for (let i = 0; i < 50; i++) {
+      const res = await app.inject({ method: 'GET', url: '/x' });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['retry-after']).toBeUndefined();
+    }
     await app.close();
   });
 
-  it('limits the write-api and counts the client the edge forwards for, not the edge', async () => {
-    const s = await startStack({ EGGMESH_RATE_LIMIT_PER_MIN: '3' }, { EGGMESH_RATE_LIMIT_PER_MIN: '0' });
+  it('believes x-forwarded-for from the trusted proxies only: a loopback client cannot choose its identity', async () => {
+    const app = await serviceLike({ EGGMESH_RATE_LIMIT_PER_MIN: '3', EGGMESH_TRUSTED_PROXIES: '10.0.0.5' });
+    const from = (remoteAddress: string, forwardedFor: string) =>
+      app
+        .inject({ method: 'GET', url: '/x', remoteAddress, headers: { 'x-forwarded-for': forwardedFor } })
+        .then((r) => r.statusCode);
+    // A client on this host that is not the configured proxy, naming a new client each time: counted
+    // as itself.
+    const spoofed: number[] = [];
+    for (let i = 0; i < 5; i++) spoofed.push(await from('127.0.0.1', `203.0.113.${i}`));
+    expect(spoofed).toEqual([200, 200, 200, 429, 429]);
+    // The proxy's clients are counted each as the address the proxy appended (the last one), whatever
+    // a client put before it.
+    const proxied: number[] = [];
+    for (let i = 0; i < 4; i++) proxied.push(await from('10.0.0.5', `198.51.100.${i}, 203.0.113.50`));
+    expect(proxied).toEqual([200, 200, 200, 429]);
+    expect(await from('10.0.0.5', '203.0.113.51')).toBe(200);
+    await app.close();
+
+    const nobody = await serviceLike({ EGGMESH_RATE_LIMIT_PER_MIN: '1', EGGMESH_TRUSTED_PROXIES: 'none' });
+    const first = await nobody.inject({
+      url: '/x',
+      remoteAddress: '127.0.0.1',
+      headers: { 'x-forwarded-for': 'a' },
+    });
+    const second = await nobody.inject({
+      url: '/x',
+      remoteAddress: '127.0.0.1',
+      headers: { 'x-forwarded-for': 'b' },
+    });
+    expect([first.statusCode, second.statusCode]).toEqual([200, 429]);
+    await nobody.close();
+  });
+
+  it('a flood of 100,000 new forwarded addresses in a window does not switch the limit off for the next one', async () => {
+    const app = await serviceLike({ EGGMESH_RATE_LIMIT_PER_MIN: '2' });
+    const forwarded = (client: string) =>
+      app.inject({
+        method: 'GET',
+        url: '/x',
+        remoteAddress: '127.0.0.1',
+        headers: { 'x-forwarded-for': client },
+      });
+    for (let i = 0; i < 100_000; i++) {
+      const res = await forwarded(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+      if (res.statusCode !== 200) throw new Error(`flood request ${i} answered ${res.statusCode}`);
+    }
+    const next: number[] = [];
+    for (let i = 0; i < 3; i++) next.push((await forwarded('198.51.100.77')).statusCode);
+    expect(next).toEqual([200, 200, 429]);
+    await app.close();
+  }, 600_000);
+
+  it('limits the write-api and the read-api per forwarded client, over HTTP, never /health', async () => {
+    const s = await startStack({ EGGMESH_RATE_LIMIT_PER_MIN: '3' });
     try {
-      const get = (client: string) =>
-        fetch(`${s.urls.edge}/farm/api`, { headers: { 'x-forwarded-for': client } }).then(async (r) => ({
-          status: r.status,
-          retryAfter: r.headers.get('retry-after'),
-          body: (await r.json()) as { code?: string },
-        }));
-      // 7 requests span at most one minute boundary, so one window holds 4 of them: a 429 must come.
-      const statuses: number[] = [];
-      let refused: Awaited<ReturnType<typeof get>> | undefined;
-      for (let i = 0; i < 7 && refused === undefined; i++) {
-        const answer = await get('203.0.113.1');
-        statuses.push(answer.status);
-        if (answer.status === 429) refused = answer;
+      for (const [url, init] of [
+        [`${s.urls.write}/farm/api`, {}],
+        [
+          `${s.urls.read}/graphql`,
+          {
+            method: 'POST',
+            body: JSON.stringify({ query: '{ farms { id } }' }),
+            headers: { 'content-type': 'application/json' },
+          },
+        ],
+      ] as const) {
+        const ask = (client: string) =>
+          fetch(url, { ...init, headers: { ...init.headers, 'x-forwarded-for': client } }).then(
+            async (r) => ({
+              status: r.status,
+              retryAfter: r.headers.get('retry-after'),
+              body: (await r.json()) as { code?: string },
+            }),
+          );
+        const answers = [];
+        for (let i = 0; i < 4; i++) answers.push(await ask('203.0.113.1'));
+        expect(
+          answers.map((a) => a.status),
+          url,
+        ).toEqual([200, 200, 200, 429]);
+        expect(answers[3]?.body.code).toBe('EGGMESH_RATE_LIMITED');
+        expect(Number(answers[3]?.retryAfter)).toBeGreaterThanOrEqual(1);
+        expect(Number(answers[3]?.retryAfter)).toBeLessThanOrEqual(60);
+        expect((await ask('203.0.113.2')).status, url).toBe(200);
+        for (let i = 0; i < 5; i++) {
+          const health = await fetch(`${new URL(url).origin}/health`, {
+            headers: { 'x-forwarded-for': '203.0.113.1' },
+          });
+          await health.arrayBuffer();
+          expect(health.status).toBe(200);
+        }
       }
-      expect(statuses.slice(0, 3)).toEqual([200, 200, 200]);
-      expect(refused?.body.code).toBe('EGGMESH_RATE_LIMITED');
-      expect(Number(refused?.retryAfter)).toBeGreaterThanOrEqual(1);
-      expect(Number(refused?.retryAfter)).toBeLessThanOrEqual(60);
-      expect((await get('203.0.113.2')).status).toBe(200);
-      const health = await fetch(`${s.urls.write}/health`);
-      expect(health.status).toBe(200);
     } finally {
       await s.close();
     }

@@ -179,9 +179,6 @@ export class Stack {
           RELAY_PORT: String(ports.relay),
           EGGMESH_WRITE_API_URL: `http://127.0.0.1:${ports['write-api']}`,
           EGGMESH_READ_API_URL: `http://127.0.0.1:${ports['read-api']}`,
-          // On a shared 2-core machine at load 20+, a synchronous start-up can stall past the default
-          // 10 s watchdog and the service is killed before the bench starts: give it a minute here.
-          EGGMESH_EVENT_LOOP_STALL_MS: process.env.EGGMESH_EVENT_LOOP_STALL_MS ?? '60000',
           ...o.extraEnv,
           ...launch.env,
         },

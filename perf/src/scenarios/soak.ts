@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serviceMemoryDefaults, serviceNodeFlags } from '@eggmesh/service-kit/config';
 import { assertClean, runLoad } from '../lib/load.js';
 import type { OurService } from '../lib/stack.js';
 import { median } from '../lib/stats.js';
@@ -149,11 +148,9 @@ export const soak: Scenario = {
   description:
     'Memory over a long mixed workload through the front door: event writes (lay report, deposit, transfer, ' +
     'consumption) and projection/relationship reads at fixed rates, RSS of every process sampled every few ' +
-    'seconds; idle RSS of our four services before and after. They run with the memory settings and node flags ' +
-    '`pnpm start` gives them (1 MiB V8 semi-space, two malloc arenas, no watchdog thread unless the environment ' +
-    'sets them; the projector without the optimizing compiler). Ours only (`--duration` sets its length; 10 min by default).',
+    'seconds; idle RSS of our four services before and after, run as `pnpm start` runs them. Ours only ' +
+    '(`--duration` sets its length; 10 min by default).',
   services: { ours: services, baseline: [] },
-  ourLaunch: { env: serviceMemoryDefaults(process.env), nodeArgs: serviceNodeFlags },
   async run(context): Promise<ScenarioResult> {
     const { plan, stack } = context;
     if (!context.sides.includes('ours')) {

@@ -7,14 +7,7 @@ import {
 } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import {
-  type Config,
-  installMetrics,
-  type Metrics,
-  rateLimit,
-  securityHeaders,
-  serviceApp,
-} from '@eggmesh/service-kit';
+import { type Config, installMetrics, type Metrics, serviceApp } from '@eggmesh/service-kit';
 import type { FastifyError, FastifyInstance, FastifyServerOptions } from 'fastify';
 import { EdgeError } from './errors.js';
 import { apiGuideText, landingPage } from './landing.js';
@@ -186,8 +179,6 @@ export async function buildApp(options: EdgeOptions): Promise<FastifyInstance> {
       );
     },
   });
-  securityHeaders(app);
-  rateLimit(app, config.rateLimitPerMin);
   metrics = installMetrics(app, { service: 'edge', shared: options.metrics });
   app.addHook('onClose', async () => proxy.close());
   // Connections the splice holds are not node:http's to close: idle ones close now, busy ones after their answer.

@@ -1,9 +1,16 @@
-import { answerClientError, installMetrics, requestLogging, securityHeaders } from '@eggmesh/service-kit';
+import {
+  answerClientError,
+  type Config,
+  createMetrics,
+  requestLogging,
+  servicePlugin,
+} from '@eggmesh/service-kit';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { registerProjectorMetrics } from './metrics.js';
 import type { Projector } from './projector.js';
 
 export interface ProjectorAppOptions {
+  readonly config: Config;
   readonly projector: Projector;
   /** True while the apply loop runs. */
   readonly running: () => boolean;
@@ -20,8 +27,8 @@ export function buildApp(options: ProjectorAppOptions): FastifyInstance {
     logController: requestLogging(false),
     clientErrorHandler: answerClientError,
   });
-  securityHeaders(app);
-  const metrics = installMetrics(app, { service: 'projector' });
+  const metrics = createMetrics();
+  app.register(servicePlugin, { config: options.config, service: 'projector', metrics });
   registerProjectorMetrics(metrics, projector);
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {

@@ -28,6 +28,7 @@ const source = await openEventLog(config, backend, {
 const projections = await backend.openProjections();
 const projector = new Projector(source.log, projections.current(), config.projector.batchSize);
 const app = buildApp({
+  config,
   projector,
   running: () => running,
   logProblem: () => source.problem(),

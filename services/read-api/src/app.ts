@@ -4,16 +4,11 @@ import {
   Authenticator,
   answerClientError,
   type Config,
-  closeConnectionsWhenClosing,
-  corsOptions,
-  installMetrics,
   loggerOptions,
   type Metrics,
-  rateLimit,
   requestLogging,
-  securityHeaders,
+  servicePlugin,
 } from '@eggmesh/service-kit';
-import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { httpErrors } from './errors.js';
 import { graphqlEndpoint, type ReadStore } from './graphql/endpoint.js';
@@ -50,15 +45,11 @@ export function buildApp({ config, store, metrics, clock = Date.now }: BuildAppO
     logController: requestLogging(config.logRequests),
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
-    // The edge (on this host by default) forwards with x-forwarded-for; nobody else is believed.
-    trustProxy: 'loopback',
+    // x-forwarded-for is believed from the configured proxies only (EGGMESH_TRUSTED_PROXIES).
+    trustProxy: [...config.trustedProxies],
     clientErrorHandler: answerClientError,
   });
-  closeConnectionsWhenClosing(app);
-  securityHeaders(app);
-  rateLimit(app, config.rateLimitPerMin);
-  installMetrics(app, { service: 'read-api', shared: metrics });
-  app.register(cors, corsOptions(config));
+  app.register(servicePlugin, { config, service: 'read-api', metrics, pages: ['/graphiql'] });
   const auth = new Authenticator(config.auth);
 
   // The GraphQL scopes format their own errors; these cover the plain routes.
@@ -123,6 +114,7 @@ export function buildApp({ config, store, metrics, clock = Date.now }: BuildAppO
       config,
     }),
   );
-  registerGraphiql(app, '/graphql');
+  // Declared once the service plugin has loaded, so the page gets its Content-Security-Policy.
+  app.register(async (scope) => registerGraphiql(scope, '/graphql'));
   return app;
 }

@@ -1,4 +1,10 @@
-import { answerClientError, installMetrics, requestLogging, securityHeaders } from '@eggmesh/service-kit';
+import {
+  answerClientError,
+  type Config,
+  createMetrics,
+  requestLogging,
+  servicePlugin,
+} from '@eggmesh/service-kit';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { Counter, Gauge, type Registry } from 'prom-client';
 
@@ -14,6 +20,7 @@ export interface RelayStatus {
 }
 
 export interface RelayAppOptions {
+  readonly config: Config;
   readonly relay: RelayStatus;
   readonly topic: string;
   /** True while the publish loop runs. */
@@ -29,8 +36,9 @@ export function buildApp(options: RelayAppOptions): FastifyInstance {
     logController: requestLogging(false),
     clientErrorHandler: answerClientError,
   });
-  securityHeaders(app);
-  registerRelayMetrics(installMetrics(app, { service: 'relay' }).registry, relay);
+  const metrics = createMetrics();
+  app.register(servicePlugin, { config: options.config, service: 'relay', metrics });
+  registerRelayMetrics(metrics.registry, relay);
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {
     const published = relay.position;

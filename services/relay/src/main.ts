@@ -32,6 +32,7 @@ const relay = new Relay({
   },
 });
 app = buildApp({
+  config,
   relay,
   topic: config.kafka.topic,
   running: () => running,

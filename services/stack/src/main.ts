@@ -3,8 +3,6 @@ import {
   commonServiceEnv,
   loadConfig,
   parseCommandLine,
-  serviceMemoryDefaults,
-  serviceNodeFlags,
   withoutUnknownEnv,
 } from '@eggmesh/service-kit/config';
 import { infraServers, scaledEnv } from './infra.js';
@@ -113,17 +111,13 @@ const services: ServiceSpec[] = [
 ];
 
 const supervisor = new Supervisor({
-  services: [
-    ...infra,
-    ...services.map((service) => ({ ...service, nodeArgs: serviceNodeFlags[service.name] ?? [] })),
-  ],
+  services: [...infra, ...services],
   // Unknown EGGMESH_* names (likely typos) were warned about above, once; the services would only warn
   // again, each, and ignore them too.
   env: {
     ...withoutUnknownEnv(env),
     ...infraEnv,
     EGGMESH_DATA_DIR: config.dataDir,
-    ...serviceMemoryDefaults(env),
   },
   write: (line) => process.stdout.write(`${line}\n`),
   shutdownTimeoutMs: config.shutdownTimeoutMs,

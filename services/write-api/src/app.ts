@@ -4,18 +4,15 @@ import { entityNames } from '@eggmesh/schema';
 import {
   Authenticator,
   type Config,
-  corsOptions,
+  createMetrics,
   EggmeshError,
   healthResponseSchema,
-  installMetrics,
   type Metrics,
-  rateLimit,
-  securityHeaders,
   serviceApp,
+  servicePlugin,
 } from '@eggmesh/service-kit';
 import type { EntityReader, PrimaryStore } from '@eggmesh/store';
 import { isStoreError, storeErrorCodes } from '@eggmesh/store';
-import cors from '@fastify/cors';
 import type {
   FastifyError,
   FastifyInstance,
@@ -86,9 +83,6 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
     logger: options.logger ?? false,
     // Our own ids are UUIDs; keep Fastify's request ids short and unique per process.
     requestIdHeader: 'x-request-id',
-    // The edge (on this host by default) forwards with x-forwarded-for: the client's address, for the
-    // rate limit and the logs, is the one it names. Nobody else is believed.
-    trustProxy: 'loopback',
     // Room in the request line for a bulk GET of bulkMaxItems UUIDs (37 bytes each) plus ordinary
     // headers; Node's default (16 KiB) would answer 431 past ~430 ids.
     http: { maxHeaderSize: Math.max(16_384, config.bulkMaxItems * 37 + 8_192) },
@@ -103,10 +97,8 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
   // themselves (zod for bodies), so errors keep the EGGMESH_* format.
   app.setValidatorCompiler(() => () => true);
   for (const schema of sharedSchemas(entityNames, config.maxFutureMs)) app.addSchema(schema);
-  securityHeaders(app);
-  rateLimit(app, config.rateLimitPerMin);
-  const metrics = installMetrics(app, { service: 'write-api', shared: options.metrics });
-  await app.register(cors, corsOptions(config));
+  const metrics = options.metrics ?? createMetrics();
+  await app.register(servicePlugin, { config, service: 'write-api', metrics, pages: ['/docs'] });
   // Bodies are JSON only: without this, text/plain bodies would reach validation as strings (400, not 415).
   app.removeContentTypeParser('text/plain');
 
