@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify';
-import type { Config } from './config.js';
+import { type Config, httpLimits } from './config.js';
 import { answerClientError, lingerOnRefusedBody } from './http-limits.js';
 
 const prepared = new WeakSet<FastifyInstance>();
@@ -11,10 +11,10 @@ const prepared = new WeakSet<FastifyInstance>();
  * its end before the answer, so the client gets the 413 instead of a reset; once closing, in-flight
  * answers say `Connection: close`. Idempotent: an app gets each hook once.
  */
-export function withServiceDefaults<A extends FastifyInstance>(app: A, config: Config): A {
+export function withServiceDefaults<A extends FastifyInstance>(app: A): A {
   if (prepared.has(app)) return app;
   prepared.add(app);
-  lingerOnRefusedBody(app, Math.min(config.http.requestTimeoutMs, 10_000));
+  lingerOnRefusedBody(app, Math.min(httpLimits.requestTimeoutMs, 10_000));
   closeConnectionsWhenClosing(app);
   return app;
 }
@@ -25,7 +25,9 @@ export function withServiceDefaults<A extends FastifyInstance>(app: A, config: C
  * client the rate limit counts), requests the HTTP parser refuses answered in the services' error
  * format (`answerClientError`), and withServiceDefaults() applied.
  */
-export function serviceApp(config: Config, options: FastifyHttpOptions<Server> = {}): FastifyInstance {
+export function serviceApp(
+  config: Pick<Config, 'bodyLimitBytes' | 'logRequests' | 'trustedProxies'>,
+  options: FastifyHttpOptions<Server> = {}): FastifyInstance {
   const app: FastifyInstance = Fastify({
     bodyLimit: config.bodyLimitBytes,
     logController: requestLogging(config.logRequests),
@@ -33,7 +35,7 @@ export function serviceApp(config: Config, options: FastifyHttpOptions<Server> =
     trustProxy: [...config.trustedProxies],
     ...options,
   });
-  return withServiceDefaults(app, config);
+  return withServiceDefaults(app);
 }
 
 /**
@@ -42,9 +44,9 @@ export function serviceApp(config: Config, options: FastifyHttpOptions<Server> =
  */
 export async function embed(
   app: FastifyInstance,
-  config: Config,
+  _config?: unknown,
 ): Promise<(request: IncomingMessage, response: ServerResponse) => void> {
-  withServiceDefaults(app, config);
+  withServiceDefaults(app);
   await app.ready();
   return (request, response) => app.routing(request, response);
 }

@@ -340,8 +340,8 @@ type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) exten
 export const serviceSlices = Object.freeze({
   'write-api': ['core', 'ports', 'http', 'auth', 'storage', 'lists', 'writes'],
   'read-api': ['core', 'ports', 'http', 'auth', 'storage', 'lists', 'graphql', 'upstreams'],
-  projector: ['core', 'ports', 'storage', 'eventLog', 'projector'],
-  relay: ['core', 'ports', 'storage', 'eventLog'],
+  projector: ['core', 'ports', 'http', 'storage', 'eventLog', 'projector'],
+  relay: ['core', 'ports', 'http', 'storage', 'eventLog'],
   rebuild: ['core', 'storage'],
   seed: ['core', 'upstreams'],
   stack: Object.keys(slices) as SliceName[],

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import proxyAddr from '@fastify/proxy-addr';
 import { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
-import type { Config } from './config.js';
+import { type Config, httpLimits } from './config.js';
 import { EggmeshError, type ErrorCode } from './errors.js';
 
 export interface LimitsLogger {
@@ -12,27 +12,22 @@ export interface LimitsLogger {
 }
 
 /**
- * Open connections one client address may hold: a sixteenth of the process's (256 of the default
- * 4096), so one client holding idle sockets cannot lock the others out; a NAT with dozens of browsers
- * behind it (six connections each) stays well under it. IPv6 clients count per /64, the block one
- * subscriber gets, as the rate limit counts them. The trusted proxies are exempt: they pool many
- * connections for many clients.
- */
-export const connectionsPerClient = (maxConnections: number): number =>
-  Math.max(1, Math.floor(maxConnections / 16));
-
-/**
- * Applies the client limits of `config.http` to a Node HTTP server before it listens. The timeouts are
+ * Applies the client limits of `httpLimits` to a Node HTTP server before it listens. The timeouts are
  * Node's own server settings (set here because not every service builds its app with serviceApp()):
  * a client gets `headersTimeoutMs` for its headers and `requestTimeoutMs` for the whole request (else
  * 408 and the connection closes), a socket silent for `requestTimeoutMs` mid-request closes, an idle
  * keep-alive connection closes after `keepAliveTimeoutMs`, and connections beyond `maxConnections` are
  * closed on accept. What Node has no setting for is done here: a client address (not a trusted proxy)
- * past connectionsPerClient() has its new connections closed on accept; both refusals are logged at
+ * past `httpLimits.maxConnectionsPerClient` (IPv6 per /64) has its new connections closed on accept; both refusals are logged at
  * most every 10 s; and a body declared too large with `Expect: 100-continue` is refused before upload.
  */
-export function applyHttpLimits(server: Server, config: Config, log: LimitsLogger): void {
-  const { http, bodyLimitBytes } = config;
+export function applyHttpLimits(
+  server: Server,
+  config: Pick<Config, 'trustedProxies' | 'bodyLimitBytes'>,
+  log: LimitsLogger,
+): void {
+  const http = httpLimits;
+  const { bodyLimitBytes } = config;
   server.headersTimeout = http.headersTimeoutMs;
   server.requestTimeout = http.requestTimeoutMs;
   server.keepAliveTimeout = http.keepAliveTimeoutMs;
@@ -54,16 +49,16 @@ export function applyHttpLimits(server: Server, config: Config, log: LimitsLogge
         dropped: refusals.total,
         overClientCap: refusals.perClient,
         maxConnections: http.maxConnections,
-        perClient: connectionsPerClient(http.maxConnections),
+        perClient: http.maxConnectionsPerClient,
       },
-      'connection limit reached: closing new connections (EGGMESH_HTTP_MAX_CONNECTIONS, per client address)',
+      'connection limit reached: closing new connections (per process, per client address)',
     );
     refusals.loggedAt = now;
     refusals.total = 0;
     refusals.perClient = 0;
   };
   server.on('drop', () => refused(false));
-  const perClient = connectionsPerClient(http.maxConnections);
+  const perClient = http.maxConnectionsPerClient;
   const trusted = proxyAddr.compile([...config.trustedProxies]);
   const open = new Map<string, number>();
   server.on('connection', (socket: Socket) => {

@@ -68,7 +68,7 @@ export const CORS_EXPOSED_HEADERS = [
 ];
 
 /** The @fastify/cors options of every service (origins from `EGGMESH_CORS_ORIGIN`). */
-export function corsOptions(config: Config) {
+export function corsOptions(config: Pick<Config, 'corsOrigin'>) {
   const origin = config.corsOrigin.trim();
   return {
     origin: origin === '*' ? '*' : origin.split(',').map((o) => o.trim()),

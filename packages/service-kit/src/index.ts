@@ -13,7 +13,6 @@ export { EggmeshError, type ErrorCode, errorMessage, errorTable, isErrorCode } f
 export {
   answerClientError,
   applyHttpLimits,
-  connectionsPerClient,
   lingerOnRefusedBody,
 } from './http-limits.js';
 export {

@@ -5,7 +5,7 @@ import { applyHttpLimits } from './http-limits.js';
 
 export interface ServeOptions {
   readonly port: number;
-  readonly config: Config;
+  readonly config: Pick<Config, 'host' | 'shutdownTimeoutMs' | 'trustedProxies' | 'bodyLimitBytes'>;
   /** Runs after the server stopped taking requests and finished the in-flight ones. */
   readonly onClose?: () => Promise<void> | void;
   /** The service's name in /health; defaults to the `service` of its logger (see loggerOptions). */
@@ -54,7 +54,7 @@ export async function serve(app: FastifyInstance, options: ServeOptions): Promis
   const prepare = (served: FastifyInstance, name: string) => {
     applyHttpLimits(served.server, options.config, served.log);
     // Built by serviceApp() already, or (the read-api builds its own Fastify) given the defaults here.
-    withServiceDefaults(served, options.config);
+    withServiceDefaults(served);
     // Callback-style: an async hook would cost every answer a promise for /health's sake.
     served.addHook('preSerialization', (request, _reply, payload: unknown, done) => {
       if (
@@ -118,7 +118,7 @@ export async function serve(app: FastifyInstance, options: ServeOptions): Promis
  * Fastify logger options shared by the services: JSON lines with the service name. Credentials never
  * reach a log line: an `authorization` or `cookie` header anywhere in a logged object is censored.
  */
-export function loggerOptions(config: Config, service: string) {
+export function loggerOptions(config: Pick<Config, 'logLevel'>, service: string) {
   return {
     level: config.logLevel,
     base: { service },

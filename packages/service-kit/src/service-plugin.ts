@@ -12,7 +12,7 @@ import { createMetrics, installMetrics, type Metrics } from './metrics.js';
 
 export interface ServicePluginOptions {
   /** The service's settings: CORS origins, the rate limit, the app defaults of withServiceDefaults(). */
-  readonly config: Config;
+  readonly config: Pick<Config, 'corsOrigin' | 'rateLimitPerMin' | 'trustedProxies'>;
   /** The service's name on its metrics. */
   readonly service: string;
   /** The process's metrics, for a service that times its own work on them; else the app gets its own. */
@@ -92,7 +92,7 @@ const pathOf = (url: string): string => {
  */
 async function eggmeshService(app: FastifyInstance, options: ServicePluginOptions): Promise<void> {
   const { config } = options;
-  withServiceDefaults(app, config);
+  withServiceDefaults(app);
   const pages = options.pages ?? [];
   if (pages.length > 0) {
     app.addHook('onRoute', (route) => {

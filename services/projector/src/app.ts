@@ -1,6 +1,6 @@
 import {
   answerClientError,
-  type Config,
+  type ConfigOf,
   createMetrics,
   requestLogging,
   servicePlugin,
@@ -10,7 +10,7 @@ import { registerProjectorMetrics } from './metrics.js';
 import type { Projector } from './projector.js';
 
 export interface ProjectorAppOptions {
-  readonly config: Config;
+  readonly config: ConfigOf<'projector'>;
   readonly projector: Projector;
   /** True while the apply loop runs. */
   readonly running: () => boolean;

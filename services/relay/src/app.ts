@@ -1,6 +1,6 @@
 import {
   answerClientError,
-  type Config,
+  type ConfigOf,
   createMetrics,
   requestLogging,
   servicePlugin,
@@ -20,7 +20,7 @@ export interface RelayStatus {
 }
 
 export interface RelayAppOptions {
-  readonly config: Config;
+  readonly config: ConfigOf<'relay'>;
   readonly relay: RelayStatus;
   readonly topic: string;
   /** True while the publish loop runs. */
