@@ -68,10 +68,8 @@ export const configSchema = Object.freeze({
   EGGMESH_DATA_DIR: text('./data'),
   EGGMESH_HOST: text('127.0.0.1'),
   WRITE_API_PORT: port(3034),
-  READ_API_PORT: port(3035),
+  READ_API_PORT: port(5088),
   PROJECTOR_PORT: port(3036),
-  EDGE_PORT: port(5088),
-  EDGE_NODE_PORT: port(5089),
   RELAY_PORT: port(3037),
   EGGMESH_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   EGGMESH_LOG_REQUESTS: flag('false'),
@@ -101,9 +99,6 @@ export const configSchema = Object.freeze({
   EGGMESH_HTTP_MAX_CONNECTIONS: positive(4096),
   EGGMESH_HTTP_TURN_MS: int(2, 0, 1000),
   EGGMESH_EVENT_LOOP_STALL_MS: int(10_000, 0),
-  EGGMESH_HEALTH_PROBE_INTERVAL_MS: positive(5000),
-  EGGMESH_HEALTH_PROBE_TIMEOUT_MS: positive(2000),
-  EGGMESH_HEALTH_PROBE_FAILURES: positive(3),
   EGGMESH_STORE: oneOf(['sqlite', 'mongodb'], 'sqlite'),
   EGGMESH_MONGODB_URI: text('mongodb://127.0.0.1:27017'),
   EGGMESH_MONGODB_DB: text('eggmesh'),
@@ -126,9 +121,6 @@ export const configSchema = Object.freeze({
   EGGMESH_AUTH_READS: flag('false'),
   EGGMESH_RATE_LIMIT_PER_MIN: int(0, 0),
   EGGMESH_WRITE_API_URL: url(),
-  EGGMESH_READ_API_URL: url(),
-  EGGMESH_EDGE_GRAPHQL: oneOf(['embedded', 'read-api', 'proxy'], 'embedded'),
-  EGGMESH_FRONT_DOOR: oneOf(['node', 'haproxy'], 'node'),
 } satisfies Readonly<Record<string, Setting>>);
 
 type SettingValue<S> = S extends IntSetting ? number : S extends OneOfSetting<infer V> ? V : string;
@@ -146,11 +138,9 @@ export interface Config {
   readonly host: string;
   readonly ports: {
     readonly write: number;
+    /** The read-api's: the public port. */
     readonly read: number;
     readonly projector: number;
-    readonly edge: number;
-    /** The Node edge's own port when HAProxy takes EDGE_PORT (`EGGMESH_FRONT_DOOR=haproxy`). */
-    readonly edgeNode: number;
     readonly relay: number;
   };
   readonly logLevel: RawConfig['EGGMESH_LOG_LEVEL'];
@@ -199,12 +189,6 @@ export interface Config {
   };
   /** A main thread that does not tick for this long is killed by its watchdog thread; 0 turns it off. */
   readonly eventLoopStallMs: number;
-  /** How the supervisor (`pnpm start`) checks that each service still answers `/health`. */
-  readonly healthProbe: {
-    readonly intervalMs: number;
-    readonly timeoutMs: number;
-    readonly failures: number;
-  };
   /** Which primary store backs the services (only `sqlite` is wired into them yet). */
   readonly store: RawConfig['EGGMESH_STORE'];
   readonly mongodb: {
@@ -227,18 +211,8 @@ export interface Config {
   readonly auth: AuthConfig;
   /** Requests per minute one client address may make to one service; 0 = no limit. */
   readonly rateLimitPerMin: number;
-  /**
-   * How the edge serves the GraphQL paths: `embedded` answers them in its own process over a read-only
-   * store (no hop), `proxy` forwards them to the read-api like REST goes to the write-api.
-   */
-  readonly edgeGraphql: RawConfig['EGGMESH_EDGE_GRAPHQL'];
-  /**
-   * What listens on EDGE_PORT under `pnpm start`: `node`, the edge itself; `haproxy`, HAProxy routing by
-   * the edge's route table, the Node edge behind it on EDGE_NODE_PORT for everything else.
-   */
-  readonly frontDoor: RawConfig['EGGMESH_FRONT_DOOR'];
-  /** Where the edge forwards; defaults to the local services. */
-  readonly upstreams: { readonly write: string; readonly read: string };
+  /** Where the read-api forwards the write routes; defaults to the local write-api. */
+  readonly upstreams: { readonly write: string };
 }
 
 /** A JSON Web Key Set, as read from `EGGMESH_JWKS` when it names a file. */
@@ -302,9 +276,6 @@ function parseConfig(env: Record<string, string | undefined>): Config {
   if (c.EGGMESH_HTTP_HEADERS_TIMEOUT_MS > c.EGGMESH_HTTP_REQUEST_TIMEOUT_MS) {
     problems.push('EGGMESH_HTTP_HEADERS_TIMEOUT_MS must not exceed EGGMESH_HTTP_REQUEST_TIMEOUT_MS');
   }
-  if (c.EGGMESH_HEALTH_PROBE_TIMEOUT_MS > c.EGGMESH_HEALTH_PROBE_INTERVAL_MS) {
-    problems.push('EGGMESH_HEALTH_PROBE_TIMEOUT_MS must not exceed EGGMESH_HEALTH_PROBE_INTERVAL_MS');
-  }
   const auth = authConfig(c, problems);
   if (problems.length > 0) {
     throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
@@ -318,8 +289,6 @@ function parseConfig(env: Record<string, string | undefined>): Config {
       write: c.WRITE_API_PORT,
       read: c.READ_API_PORT,
       projector: c.PROJECTOR_PORT,
-      edge: c.EDGE_PORT,
-      edgeNode: c.EDGE_NODE_PORT,
       relay: c.RELAY_PORT,
     }),
     logLevel: c.EGGMESH_LOG_LEVEL,
@@ -355,11 +324,6 @@ function parseConfig(env: Record<string, string | undefined>): Config {
       turnMs: c.EGGMESH_HTTP_TURN_MS,
     }),
     eventLoopStallMs: c.EGGMESH_EVENT_LOOP_STALL_MS,
-    healthProbe: Object.freeze({
-      intervalMs: c.EGGMESH_HEALTH_PROBE_INTERVAL_MS,
-      timeoutMs: c.EGGMESH_HEALTH_PROBE_TIMEOUT_MS,
-      failures: c.EGGMESH_HEALTH_PROBE_FAILURES,
-    }),
     store: c.EGGMESH_STORE,
     mongodb: Object.freeze({
       uri: c.EGGMESH_MONGODB_URI,
@@ -380,12 +344,7 @@ function parseConfig(env: Record<string, string | undefined>): Config {
     }),
     auth,
     rateLimitPerMin: c.EGGMESH_RATE_LIMIT_PER_MIN,
-    edgeGraphql: c.EGGMESH_EDGE_GRAPHQL,
-    frontDoor: c.EGGMESH_FRONT_DOOR,
-    upstreams: Object.freeze({
-      write: c.EGGMESH_WRITE_API_URL ?? local(c.WRITE_API_PORT),
-      read: c.EGGMESH_READ_API_URL ?? local(c.READ_API_PORT),
-    }),
+    upstreams: Object.freeze({ write: c.EGGMESH_WRITE_API_URL ?? local(c.WRITE_API_PORT) }),
   });
 }
 

@@ -25,7 +25,7 @@ describe('configuration', () => {
         .filter(([, setting]) => setting.default !== undefined)
         .map(([name, setting]) => [name, String(setting.default)]),
     );
-    expect(Object.keys(explicit).length).toBeGreaterThanOrEqual(50);
+    expect(Object.keys(explicit).length).toBeGreaterThanOrEqual(30);
     expect(loadConfig(explicit)).toEqual(loadConfig({}));
   });
 
@@ -33,10 +33,8 @@ describe('configuration', () => {
     const config = loadConfig({});
     expect(config.ports).toEqual({
       write: 3034,
-      read: 3035,
+      read: 5088,
       projector: 3036,
-      edge: 5088,
-      edgeNode: 5089,
       relay: 3037,
     });
     expect(config.host).toBe('127.0.0.1');
@@ -79,7 +77,6 @@ describe('configuration', () => {
         loadConfig({
           EGGMESH_HTTP_HEADERS_TIMEOUT_MS: '5000',
           EGGMESH_HTTP_REQUEST_TIMEOUT_MS: '1000',
-          EGGMESH_HEALTH_PROBE_TIMEOUT_MS: '9000',
         });
       } catch (e) {
         return e;
@@ -87,7 +84,6 @@ describe('configuration', () => {
     })();
     expect(error).toBeInstanceOf(ConfigError);
     expect(String(error)).toMatch(/EGGMESH_HTTP_HEADERS_TIMEOUT_MS must not exceed/);
-    expect(String(error)).toMatch(/EGGMESH_HEALTH_PROBE_TIMEOUT_MS must not exceed/);
   });
 
   it('parses the MongoDB settings: store choice, URI, database, write concern, dev port', () => {
@@ -138,7 +134,8 @@ describe('reading each kind of setting', () => {
     expect(loadConfig({ WRITE_API_PORT: undefined }).ports.write).toBe(3034);
     expect(loadConfig({ WRITE_API_PORT: '0' }).ports.write).toBe(0);
     expect(loadConfig({ WRITE_API_PORT: '65535' }).ports.write).toBe(65_535);
-    expect(loadConfig({ EDGE_PORT: '0080' }).ports.edge).toBe(80);
+    expect(loadConfig({ READ_API_PORT: '0080' }).ports.read).toBe(80);
+    expect(loadConfig({}).ports.read).toBe(5088);
     for (const bad of ['65536', '-1', '1.5', '1.0', 'abc', '1e3', '0x50', '+80', ' 80', '80 ', 'Infinity']) {
       expect(problemsOf({ WRITE_API_PORT: bad }), bad).toEqual([
         `WRITE_API_PORT: ${JSON.stringify(bad)} is not a whole number from 0 to 65535`,
@@ -181,7 +178,7 @@ describe('reading each kind of setting', () => {
   it('choices: the default when unset, any listed word, anything else refused with the list', () => {
     expect(loadConfig({}).logLevel).toBe('info');
     expect(loadConfig({ EGGMESH_LOG_LEVEL: 'debug' }).logLevel).toBe('debug');
-    expect(loadConfig({ EGGMESH_EDGE_GRAPHQL: 'proxy' }).edgeGraphql).toBe('proxy');
+    expect(loadConfig({ EGGMESH_SQLITE_SYNC: 'full' }).sqliteSync).toBe('full');
     expect(problemsOf({ EGGMESH_LOG_LEVEL: 'verbose' })).toEqual([
       'EGGMESH_LOG_LEVEL: "verbose" is not one of fatal, error, warn, info, debug, trace, silent',
     ]);
@@ -220,14 +217,14 @@ describe('reading each kind of setting', () => {
     expect(loadConfig({ EGGMESH_WRITE_API_URL: 'http://write.internal:9000' }).upstreams.write).toBe(
       'http://write.internal:9000',
     );
-    expect(loadConfig({ EGGMESH_READ_API_URL: ' http://read.internal:9001 ' }).upstreams.read).toBe(
-      'http://read.internal:9001',
+    expect(loadConfig({ EGGMESH_WRITE_API_URL: ' http://write.internal:9001 ' }).upstreams.write).toBe(
+      'http://write.internal:9001',
     );
     expect(problemsOf({ EGGMESH_WRITE_API_URL: '127.0.0.1:9000' })).toEqual([
       'EGGMESH_WRITE_API_URL: "127.0.0.1:9000" is not a URL such as http://127.0.0.1:3034',
     ]);
-    expect(problemsOf({ EGGMESH_READ_API_URL: 'http://' })).toEqual([
-      'EGGMESH_READ_API_URL: "http://" is not a URL such as http://127.0.0.1:3034',
+    expect(problemsOf({ EGGMESH_WRITE_API_URL: 'http://' })).toEqual([
+      'EGGMESH_WRITE_API_URL: "http://" is not a URL such as http://127.0.0.1:3034',
     ]);
   });
 

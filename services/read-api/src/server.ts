@@ -37,10 +37,12 @@ async function openWhenReady(dataDir: string, memoRows: number): Promise<SqliteR
 parseCommandLine({
   command: 'node services/read-api/dist/server.js',
   summary:
-    'The read side: GraphQL (Mercurius + graphql-jit) over a read-only replica of the primary and the\nprojections; waits for the write-api to create the data files. `pnpm start` runs it under the supervisor.',
+    'The public port: GraphQL (Mercurius + graphql-jit) and the REST reads over a read-only replica of the\nprimary and the projections, the landing page; REST writes, /docs and /openapi.json forwarded to the\nwrite-api. On SQLite it waits for the write-api to create the data files. `pnpm start` runs it under the\nsupervisor.',
   env: [
     ...commonServiceEnv,
     'READ_API_PORT',
+    'WRITE_API_PORT',
+    'EGGMESH_WRITE_API_URL',
     'EGGMESH_LOG_REQUESTS',
     'EGGMESH_CORS_ORIGIN',
     'EGGMESH_BODY_LIMIT_BYTES',
@@ -79,7 +81,28 @@ const mongoStore = async () => {
     ),
   );
 };
+/**
+ * MongoDB: the REST reads read the primary, as the write-api's did, so a client reads its own REST
+ * writes at once; GraphQL reads the secondaries and waits with `x-min-position`.
+ */
+const mongoRestReader = async () => {
+  const { Connecting, ConnectingReadStore, openMongoReadStore } = await import('@eggmesh/store-mongodb');
+  const { uri, dbName } = config.mongodb;
+  return new ConnectingReadStore(
+    new Connecting(() =>
+      openMongoReadStore({ uri, dbName, readPreference: 'primary', serverSelectionTimeoutMS: 5000 }),
+    ),
+  );
+};
 const store =
   config.store === 'mongodb' ? await mongoStore() : await openWhenReady(config.dataDir, config.readMemoRows);
-const app = buildApp({ config, store });
-await serve(app, { port: config.ports.read, config, onClose: () => store.close() });
+const restReader = config.store === 'mongodb' ? await mongoRestReader() : undefined;
+const app = buildApp({ config, store, ...(restReader ? { restReader } : {}) });
+await serve(app, {
+  port: config.ports.read,
+  config,
+  onClose: async () => {
+    await restReader?.close();
+    await store.close();
+  },
+});

@@ -17,12 +17,8 @@ describe('root scripts', () => {
     expect(tscRuns[0]).toMatch(/^\s*tsc -b tsconfig\.json packages\/schema\/tsconfig\.cjs\.json\s*$/);
   });
 
-  it('start runs exactly the build, then the supervisor (no nested package-manager run) in lite mode', () => {
-    // Lite mode: no optimizing compiler for a process that only probes and relays lines (5-6 MiB less RSS);
-    // without WebAssembly, which lite mode turns off anyway (V8 would print a warning saying so).
-    expect(scripts.start).toBe(
-      `${scripts.build} && node --lite-mode --no-expose-wasm services/stack/dist/main.js`,
-    );
+  it('start runs exactly the build, then the supervisor (no nested package-manager run, no node flags)', () => {
+    expect(scripts.start).toBe(`${scripts.build} && node services/stack/dist/main.js`);
     expect(scripts['start:scaled']).toBe(`${scripts.start} --scaled`);
   });
 
