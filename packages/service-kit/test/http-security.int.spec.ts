@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp as buildEdge } from '@eggmesh/edge';
 import { buildApp as buildReadApi } from '@eggmesh/read-api';
 import { CORS_METHODS, loadConfig, rateLimit } from '@eggmesh/service-kit';
 import {
@@ -14,23 +13,25 @@ import {
 import { buildApp as buildWriteApi } from '@eggmesh/write-api';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// The edge tests' raw socket client: what the HTTP parser refuses never comes from fetch.
-import { raw } from '../../../services/edge/test/raw-client.js';
+// A raw socket client: what the HTTP parser refuses never comes from fetch.
+import { raw } from '../../../infra/test/raw-client.js';
 
 const farm = { name: 'Header Farm', farm_type: 'local_farm', zone: 'north', owner: 'Ann' };
 
 interface Stack {
   readonly write: FastifyInstance;
   readonly read: FastifyInstance;
-  readonly edge: FastifyInstance;
-  readonly urls: { readonly write: string; readonly read: string; readonly edge: string };
+  readonly urls: { readonly write: string; readonly read: string };
   close(): Promise<void>;
 }
 
-/** The write-api, read-api and edge over one temp data dir, each listening on a free port. */
+/**
+ * The write-api and the read-api (the public port, forwarding writes to the write-api) over one temp
+ * data dir, each listening on a free port.
+ */
 async function startStack(
   env: Record<string, string> = {},
-  edgeEnv: Record<string, string> = {},
+  readEnv: Record<string, string> = {},
 ): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), 'eggmesh-sec-'));
   const base = { EGGMESH_DATA_DIR: dir, EGGMESH_LOG_LEVEL: 'silent', ...env };
@@ -39,8 +40,6 @@ async function startStack(
   const primary = openPrimaryStore({ file: files.primary });
   const reader = new SqliteReadStore(primary, new ProjectionReader(files.projectionsDir));
   const write = await buildWriteApi({ config, primary, reader });
-  const readStore = openReadStore(dir);
-  const read = buildReadApi({ config, store: readStore });
   const address = async (app: FastifyInstance) => {
     await app.listen({ port: 0, host: '127.0.0.1' });
     const a = app.server.address();
@@ -48,23 +47,17 @@ async function startStack(
     return `http://127.0.0.1:${a.port}`;
   };
   const writeUrl = await address(write);
-  const readUrl = await address(read);
-  const edge = await buildEdge({
-    config: loadConfig({
-      ...base,
-      EGGMESH_WRITE_API_URL: writeUrl,
-      EGGMESH_READ_API_URL: readUrl,
-      ...edgeEnv,
-    }),
+  const readStore = openReadStore(dir);
+  const read = buildReadApi({
+    config: loadConfig({ ...base, EGGMESH_WRITE_API_URL: writeUrl, ...readEnv }),
+    store: readStore,
   });
-  const edgeUrl = await address(edge);
+  const readUrl = await address(read);
   return {
     write,
     read,
-    edge,
-    urls: { write: writeUrl, read: readUrl, edge: edgeUrl },
+    urls: { write: writeUrl, read: readUrl },
     async close() {
-      await edge.close();
       await read.close();
       await write.close();
       await readStore.close();
@@ -108,10 +101,12 @@ describe('security headers, CORS and metrics on every service', () => {
         { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } },
       ],
       [`${s.urls.read}/nowhere`],
-      [`${s.urls.edge}/health`],
-      [`${s.urls.edge}/nowhere`],
-      [`${s.urls.edge}/farm/api`],
-      [`${s.urls.edge}/graphiql`],
+      [`${s.urls.read}/health`],
+      [`${s.urls.read}/farm/api`],
+      [
+        `${s.urls.read}/farm/api`,
+        { method: 'POST', body: '{oops', headers: { 'content-type': 'application/json' } },
+      ],
     ];
     for (const [url, init] of requests) {
       const res = await fetch(url, init);
@@ -123,12 +118,12 @@ describe('security headers, CORS and metrics on every service', () => {
     await page.arrayBuffer();
   });
 
-  it('answers what the HTTP parser refuses in the error format and closes, on the write-api, the read-api and the edge', async () => {
+  it('answers what the HTTP parser refuses in the error format and closes, on the write-api and the read-api', async () => {
     const requests = {
       EGGMESH_BAD_REQUEST: 'GET /farm/api HTTP/1.1\r\nHost: x\r\nnot a header line\r\n\r\n',
       EGGMESH_HEADERS_TOO_LARGE: `GET /farm/api HTTP/1.1\r\nHost: x\r\nx-big: ${'a'.repeat(300_000)}\r\n\r\n`,
     };
-    for (const url of [s.urls.write, s.urls.read, s.urls.edge]) {
+    for (const url of [s.urls.write, s.urls.read]) {
       for (const [code, text] of Object.entries(requests)) {
         const answer = await raw(Number(new URL(url).port), text);
         const [head = '', body = ''] = answer.split('\r\n\r\n');
@@ -141,12 +136,11 @@ describe('security headers, CORS and metrics on every service', () => {
     }
   });
 
-  it('answers a browser preflight for every method and header the API uses, on the write-api, the read-api and through the edge', async () => {
+  it('answers a browser preflight for every method and header the API uses, on the write-api and the public port', async () => {
     const targets = [
       `${s.urls.write}/farm/api/00000000-0000-4000-8000-000000000001`,
       `${s.urls.read}/graphql`,
-      `${s.urls.edge}/farm/api/00000000-0000-4000-8000-000000000001`,
-      `${s.urls.edge}/graphql`,
+      `${s.urls.read}/farm/api/00000000-0000-4000-8000-000000000001`,
     ];
     for (const url of targets) {
       for (const method of ['PUT', 'DELETE', 'PATCH', 'POST']) {
@@ -171,7 +165,7 @@ describe('security headers, CORS and metrics on every service', () => {
   });
 
   it('exposes x-log-position, x-next-cursor, x-request-id and retry-after to pages', async () => {
-    const created = await fetch(`${s.urls.edge}/farm/api`, {
+    const created = await fetch(`${s.urls.read}/farm/api`, {
       method: 'POST',
       headers: { origin: 'http://app.test', 'content-type': 'application/json' },
       body: JSON.stringify(farm),
@@ -243,12 +237,21 @@ describe('security headers, CORS and metrics on every service', () => {
     );
     expect(read).toContain('# TYPE nodejs_eventloop_lag_seconds gauge');
 
-    await fetch(`${s.urls.edge}/farm/api`).then((r) => r.arrayBuffer());
-    const edge = await (await fetch(`${s.urls.edge}/metrics`)).text();
-    expect(edge).toMatch(
-      /^eggmesh_http_request_duration_seconds_count\{route="\/\*",method="GET",status_class="2xx"\} [1-9]\d*$/m,
+    // On the public port the REST reads count by their route, the forwarded writes by the write route's.
+    await fetch(`${s.urls.read}/farm/api`).then((r) => r.arrayBuffer());
+    await fetch(`${s.urls.read}/farm/api`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(farm),
+    }).then((r) => r.arrayBuffer());
+    const front = await (await fetch(`${s.urls.read}/metrics`)).text();
+    expect(front).toMatch(
+      /^eggmesh_http_request_duration_seconds_count\{route="\/farm\/api",method="GET",status_class="2xx"\} [1-9]\d*$/m,
     );
-    expect(edge).toContain('# TYPE process_cpu_user_seconds_total counter');
+    expect(front).toMatch(
+      /^eggmesh_http_request_duration_seconds_count\{route="\/:entity\/api",method="POST",status_class="2xx"\} [1-9]\d*$/m,
+    );
+    expect(front).toContain('# TYPE process_cpu_user_seconds_total counter');
   });
 });
 
@@ -304,11 +307,15 @@ describe('rate limit (EGGMESH_RATE_LIMIT_PER_MIN)', () => {
     await app.close();
   });
 
-  it('limits the write-api and counts the client the edge forwards for, not the edge', async () => {
+  it('limits the write-api and counts the client the public port forwards for, not the public port', async () => {
     const s = await startStack({ EGGMESH_RATE_LIMIT_PER_MIN: '3' }, { EGGMESH_RATE_LIMIT_PER_MIN: '0' });
     try {
       const get = (client: string) =>
-        fetch(`${s.urls.edge}/farm/api`, { headers: { 'x-forwarded-for': client } }).then(async (r) => ({
+        fetch(`${s.urls.read}/farm/api`, {
+          method: 'POST',
+          headers: { 'x-forwarded-for': client, 'content-type': 'application/json' },
+          body: JSON.stringify(farm),
+        }).then(async (r) => ({
           status: r.status,
           retryAfter: r.headers.get('retry-after'),
           body: (await r.json()) as { code?: string },
@@ -321,11 +328,11 @@ describe('rate limit (EGGMESH_RATE_LIMIT_PER_MIN)', () => {
         statuses.push(answer.status);
         if (answer.status === 429) refused = answer;
       }
-      expect(statuses.slice(0, 3)).toEqual([200, 200, 200]);
+      expect(statuses.slice(0, 3)).toEqual([201, 201, 201]);
       expect(refused?.body.code).toBe('EGGMESH_RATE_LIMITED');
       expect(Number(refused?.retryAfter)).toBeGreaterThanOrEqual(1);
       expect(Number(refused?.retryAfter)).toBeLessThanOrEqual(60);
-      expect((await get('203.0.113.2')).status).toBe(200);
+      expect((await get('203.0.113.2')).status).toBe(201);
       const health = await fetch(`${s.urls.write}/health`);
       expect(health.status).toBe(200);
     } finally {

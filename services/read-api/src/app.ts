@@ -15,7 +15,7 @@ import {
 } from '@eggmesh/service-kit';
 import type { EntityReader } from '@eggmesh/store';
 import cors from '@fastify/cors';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { httpErrors } from './errors.js';
 import { graphqlEndpoint, type ReadStore } from './graphql/endpoint.js';
 import { forwardWrites } from './http/forward.js';
@@ -32,6 +32,8 @@ export interface BuildAppOptions {
    * server gives a reader of the primary, so that a client reads its own REST writes at once.
    */
   readonly restReader?: EntityReader;
+  /** Where the log goes; defaults to the service's JSON lines on stdout (loggerOptions). */
+  readonly logger?: FastifyServerOptions['logger'];
   /** Epoch ms; the reference time of projection windows when a query has no `at`. */
   readonly clock?: () => number;
 }
@@ -58,10 +60,11 @@ export function buildApp({
   config,
   store,
   restReader = store,
+  logger = loggerOptions(config, 'read-api'),
   clock = Date.now,
 }: BuildAppOptions): FastifyInstance {
   const app = Fastify({
-    logger: loggerOptions(config, 'read-api'),
+    logger,
     logController: requestLogging(config.logRequests),
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
