@@ -21,6 +21,7 @@ import { graphqlEndpoint, type ReadStore } from './graphql/endpoint.js';
 import { forwardWrites } from './http/forward.js';
 import { GRAPHIQL_ASSETS, registerGraphiql } from './http/graphiql.js';
 import { apiGuideText, landingPage } from './http/landing.js';
+import { boundPipelining } from './http/pipelining.js';
 import { entityResolvers, unifiedResolvers } from './schema/resolvers.js';
 import { entitySdl, unifiedSdl } from './schema/sdl.js';
 
@@ -73,6 +74,7 @@ export function buildApp({
     clientErrorHandler: answerClientError,
   });
   closeConnectionsWhenClosing(app);
+  boundPipelining(app);
   securityHeaders(app);
   rateLimit(app, config.rateLimitPerMin);
   const metrics = installMetrics(app, { service: 'read-api' });
