@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { composeHaproxyConfig } from '@eggmesh/rest';
 import { loadConfig, parseCommandLine } from '@eggmesh/service-kit/config';
-import { composeHaproxyConfig } from './haproxy.js';
 
 const flags = parseCommandLine({
   command: 'pnpm haproxy-config',

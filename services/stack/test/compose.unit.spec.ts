@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { composeHaproxyConfig } from '@eggmesh/rest';
 import { configSchema, loadConfig } from '@eggmesh/service-kit';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { composeHaproxyConfig } from '../src/haproxy.js';
 
 // These machines cannot run Docker: the compose file is checked against the configuration instead.
 

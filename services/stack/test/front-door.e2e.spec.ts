@@ -4,10 +4,9 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sideOf } from '@eggmesh/rest';
+import { haproxyConfig, sideOf } from '@eggmesh/rest';
 import { loadConfig } from '@eggmesh/service-kit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { haproxyConfig } from '../src/haproxy.js';
 import { freePort, type RunningStack, startStack, until } from './helpers.js';
 
 // The public port as `pnpm start` runs it (the read-api, forwarding writes with @fastify/reply-from),

@@ -1,9 +1,9 @@
-import { pathPattern, READ_METHODS, writeRoutes } from '@eggmesh/rest';
 import { type Config, EggmeshError } from '@eggmesh/service-kit';
+import { pathPattern, READ_METHODS, writeRoutes } from './route-table.js';
 
 /**
  * HAProxy in front of eggmesh (production, compose): its configuration written from the one route table
- * (`@eggmesh/rest` route-table.ts), so it routes every request as the read-api's own forwarding does:
+ * (route-table.ts), so it routes every request as the read-api's own forwarding does:
  * the write routes to the write-api, everything else (GraphQL, the REST reads, the landing page,
  * `/health`, `/metrics`) to the read-api replicas. Its own answers (413, 502, 503, 504) carry
  * eggmesh's JSON error bodies from the one error table and never an address.
@@ -88,7 +88,7 @@ export function haproxyConfig(o: HaproxyOptions): string {
   ]);
   const dns = Array.isArray(o.read) ? undefined : (o.read as DnsReplicas);
   return [
-    '# Written by `pnpm haproxy-config` (services/stack/src/haproxy.ts) from the route table in',
+    '# Written by `pnpm haproxy-config` (packages/rest/src/haproxy.ts) from the route table in',
     '# packages/rest/src/route-table.ts: edit those, not this file.',
     'global',
     `  maxconn ${o.maxConnections}`,
