@@ -1,4 +1,6 @@
 import { request as httpRequest, METHODS } from 'node:http';
+import { connect } from 'node:net';
+import { Readable } from 'node:stream';
 import { sideOf } from '@eggmesh/rest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,8 +80,28 @@ async function writeApi(): Promise<{ app: FastifyInstance; url: string }> {
   });
   app.post('/hang/api', () => new Promise(() => undefined));
   app.get('/docs/big', async () => ({ big: 'x'.repeat(3 * 1024 * 1024) }));
+  // An answer far larger than every buffer on the way: a client that stops reading pauses this
+  // connection mid-answer. Each connection that carried one is noted, with whether it closed.
+  const streams: { closed: boolean }[] = [];
+  app.get('/docs/huge', (request, reply) => {
+    const note = { closed: false };
+    streams.push(note);
+    request.raw.socket.once('close', () => {
+      note.closed = true;
+    });
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    let left = 1024; // 64 MiB
+    const body = new Readable({
+      read() {
+        this.push(left-- > 0 ? chunk : null);
+      },
+    });
+    reply.type('application/octet-stream').send(body);
+  });
+  let posts = 0;
+  app.post('/counted/api', async () => ({ post: ++posts }));
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
-  return { app, url };
+  return { app, url, streams, posts: () => posts };
 }
 
 describe('the public port forwards the write routes to the write-api', () => {
@@ -283,6 +305,35 @@ describe('the public port forwards the write routes to the write-api', () => {
     } finally {
       await dead.close();
     }
+  });
+
+  it('closes, never pools, the write-api connection of an answer its client stopped reading and left: the next write is answered at once, once', async () => {
+    const paused = connect({ port, host: '127.0.0.1' });
+    paused.on('error', () => undefined);
+    await new Promise((resolve) => paused.once('connect', resolve));
+    paused.pause();
+    paused.write('GET /docs/huge HTTP/1.1\r\nHost: x\r\n\r\n');
+    // The answer fills every buffer on the way and the write-api's connection stalls mid-answer.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(upstream.streams.length).toBe(1);
+    expect(upstream.streams[0]!.closed).toBe(false);
+    paused.destroy();
+    // The client went away: its half-read upstream connection is closed, not given to the next request.
+    const deadline = Date.now() + 5000;
+    while (!upstream.streams[0]!.closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(upstream.streams[0]!.closed).toBe(true);
+    const before = upstream.posts();
+    for (let i = 1; i <= 3; i++) {
+      const started = Date.now();
+      const answer = await fetch(`${base}/counted/api`, {
+        method: 'POST',
+        signal: AbortSignal.timeout(5000),
+      });
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toEqual({ post: before + i });
+      expect(Date.now() - started).toBeLessThan(2000);
+    }
+    expect(upstream.posts()).toBe(before + 3);
   });
 
   it('answers GET / with a landing page linking to GraphiQL, the docs, the guide, /health and /metrics', async () => {

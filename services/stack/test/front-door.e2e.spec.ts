@@ -100,7 +100,9 @@ describe('the public port under hostile clients (pnpm start)', () => {
   );
 
   it('a client that stops reading mid-answer and goes away leaves no poisoned pooled connection: the next write gets its 201 at once, committed once', async () => {
-    // Forwarded answers larger than what the sockets on the way buffer, left unread.
+    // Forwarded answers (the Swagger UI bundle) left unread by clients that then go away. An answer larger
+    // than every buffer on the way, which stalls the write-api's connection itself, is driven in
+    // services/read-api/test/forward.int.spec.ts.
     const bundle = await fetch(`${stack.urls.public}/docs/static/swagger-ui-bundle.js`);
     const size = (await bundle.arrayBuffer()).byteLength;
     expect(bundle.status).toBe(200);
