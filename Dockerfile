@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# One image for every eggmesh service (write-api, read-api, projector, relay, edge); the compose file
+# One image for every eggmesh service (write-api, read-api, projector, relay); the compose file
 # (infra/compose/docker-compose.yml) picks the entry with `command`. Build from the repository root:
 #   docker build -t eggmesh:local .
 ARG NODE_IMAGE=node:24-bookworm-slim
@@ -37,18 +37,16 @@ RUN mkdir -p /out \
 
 # ---- runtime: node and the pruned workspace, as the unprivileged `node` user ---------------------------
 FROM ${NODE_IMAGE} AS runtime
-# MALLOC_ARENA_MAX: two glibc malloc arenas per process, as `pnpm start` gives its services (less idle RSS).
 ENV NODE_ENV=production \
     EGGMESH_HOST=0.0.0.0 \
-    EGGMESH_DATA_DIR=/data \
-    MALLOC_ARENA_MAX=2
+    EGGMESH_DATA_DIR=/data
 WORKDIR /app
 COPY --from=build /out /app
 # /data exists and belongs to `node` so a named volume mounted there starts writable.
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
-EXPOSE 3034 3035 3036 3037 5088
-# Any service: `docker run eggmesh:local node services/edge/dist/server.js`; the default is the embedded
-# stack under its supervisor (SQLite in /data), the same as `pnpm start`.
+EXPOSE 3034 3036 3037 5088
+# Any service: `docker run eggmesh:local node services/read-api/dist/server.js`; the default is the
+# embedded stack under its supervisor (SQLite in /data), the same as `pnpm start`.
 CMD ["node", "services/stack/dist/main.js"]

@@ -15,11 +15,11 @@ const workspaceSources = [
   ['@eggmesh/backends', 'packages/backends/src/index.ts'],
   ['@eggmesh/service-kit/config', 'packages/service-kit/src/config-entry.ts'],
   ['@eggmesh/service-kit', 'packages/service-kit/src/index.ts'],
+  ['@eggmesh/rest', 'packages/rest/src/index.ts'],
   ['@eggmesh/write-api', 'services/write-api/src/index.ts'],
   ['@eggmesh/read-api', 'services/read-api/src/index.ts'],
   ['@eggmesh/projector', 'services/projector/src/index.ts'],
   ['@eggmesh/relay', 'services/relay/src/index.ts'],
-  ['@eggmesh/edge', 'services/edge/src/index.ts'],
 ] as const;
 
 const testDirs = ['packages/*/test', 'services/*/test', 'perf/test'];

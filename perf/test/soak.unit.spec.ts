@@ -50,7 +50,7 @@ describe('soak: RSS curves', () => {
     // ten minutes, ending on a climb.
     const cycle = 15;
     const saw = Array.from({ length: 120 }, (_, i) => [i * 5, 110 + (i % cycle) * 6.5] as const);
-    const judged = judgeCurve('edge', saw, 94, 95);
+    const judged = judgeCurve('read-api', saw, 94, 95);
     // The slope rule alone reads growth here: the second half ends near a peak.
     expect(judged.slopeMiBPerMin).toBeGreaterThan(2);
     expect(judged.settled).toBe(false);
@@ -58,11 +58,11 @@ describe('soak: RSS curves', () => {
     expect(curveVerdict(judged)).toBe('falls back');
     // The same sawtooth, 12 MiB higher every cycle: a leak under the collector.
     const creeping = saw.map(([t, y], i) => [t, y + 12 * Math.floor(i / cycle)] as const);
-    expect(judgeCurve('edge', creeping, 94, 200)).toMatchObject({ returning: false, bounded: false });
-    expect(curveVerdict(judgeCurve('edge', creeping, 94, 200))).toBe('growing');
+    expect(judgeCurve('read-api', creeping, 94, 200)).toMatchObject({ returning: false, bounded: false });
+    expect(curveVerdict(judgeCurve('read-api', creeping, 94, 200))).toBe('growing');
     // Peaks that climb while the floor stays: the collector's limit rising with what it keeps.
     const peaks = saw.map(([t, y], i) => [t, 110 + (y - 110) * (1 + Math.floor(i / cycle) / 4)] as const);
-    expect(judgeCurve('edge', peaks, 94, 200)).toMatchObject({ returning: false, bounded: false });
+    expect(judgeCurve('read-api', peaks, 94, 200)).toMatchObject({ returning: false, bounded: false });
   });
 
   it('draws one path per process', () => {

@@ -7,6 +7,7 @@ export type {
   LogConfig,
   LogSource,
   ProjectionSide,
+  ReadSide,
   RebuildTarget,
   WriteSide,
 } from './types.js';

@@ -44,7 +44,9 @@ export function mongodbBackend(config: BackendConfig, service: string): Backend 
       };
     },
     async openReadSide() {
-      return new ConnectingReadStore(
+      // GraphQL reads the secondaries (and waits with x-min-position); REST reads read the primary, so
+      // a client reads its own REST writes at once.
+      const store = new ConnectingReadStore(
         new Connecting(
           () =>
             openMongoReadStore({
@@ -56,6 +58,19 @@ export function mongodbBackend(config: BackendConfig, service: string): Backend 
           log(),
         ),
       );
+      const restReader = new ConnectingReadStore(
+        new Connecting(() =>
+          openMongoReadStore({ uri, dbName, readPreference: 'primary', serverSelectionTimeoutMS: SERVER_SELECTION_MS }),
+        ),
+      );
+      return {
+        store,
+        restReader,
+        async close() {
+          await restReader.close();
+          await store.close();
+        },
+      };
     },
     async openPrimaryLog() {
       const events = connectingMongoEventLog({ uri, dbName }, log());

@@ -46,7 +46,9 @@ export function sqliteBackend(config: BackendConfig, say: (message: string) => v
         let reason = `waiting for ${files.primary}: start the write-api first`;
         if (existsSync(files.primary)) {
           try {
-            return openReadStore(config.dataDir);
+            const store = openReadStore(config.dataDir);
+            // One set of files: the replica is the primary, so REST reads see every acknowledged write.
+            return { store, restReader: store, close: () => store.close() };
           } catch (error) {
             reason = `waiting for ${files.primary} to be initialised by the write-api (${(error as Error).message})`;
           }

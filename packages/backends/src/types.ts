@@ -13,6 +13,18 @@ export interface WriteSide {
   close(): Promise<void>;
 }
 
+/** What the read-api reads. */
+export interface ReadSide {
+  /** Entities from the replica, and the projections: what GraphQL reads. */
+  readonly store: ReadStore;
+  /**
+   * What the REST reads read: a reader of the primary where the replica may lag it (MongoDB
+   * secondaries), so that a client reads its own REST writes at once; else the store itself.
+   */
+  readonly restReader: EntityReader;
+  close(): Promise<void>;
+}
+
 /** An event log to consume, and why it is not usable right now (for `/ready`), or null. */
 export interface LogSource {
   readonly log: EventLog;
@@ -55,7 +67,7 @@ export interface Backend {
   describe(): Record<string, unknown>;
   openWriteSide(): Promise<WriteSide>;
   /** The replica the read side reads (read-only), waiting until the write side created it. */
-  openReadSide(): Promise<ReadStore>;
+  openReadSide(): Promise<ReadSide>;
   /** The primary's own event log, read-only. */
   openPrimaryLog(signal?: AbortSignal): Promise<LogSource>;
   openProjections(): Promise<ProjectionSide>;

@@ -18,6 +18,7 @@ export {
   type CoreConfig,
   exitCodes,
   type HttpConfig,
+  type RestConfig,
   httpLimits,
   type JsonWebKeySet,
   loadConfig,

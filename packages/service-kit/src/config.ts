@@ -339,7 +339,7 @@ type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) exten
 /** Which slices each eggmesh command reads: it validates those variables and no others. */
 export const serviceSlices = Object.freeze({
   'write-api': ['core', 'ports', 'http', 'auth', 'storage', 'lists', 'writes'],
-  'read-api': ['core', 'ports', 'http', 'auth', 'storage', 'lists', 'graphql', 'upstreams'],
+  'read-api': ['core', 'ports', 'http', 'auth', 'storage', 'lists', 'writes', 'graphql', 'upstreams'],
   projector: ['core', 'ports', 'http', 'storage', 'eventLog', 'projector'],
   relay: ['core', 'ports', 'http', 'storage', 'eventLog'],
   rebuild: ['core', 'storage'],
@@ -356,6 +356,11 @@ export type ConfigOf<K extends ServiceName> = Readonly<
 export type Config = ConfigOf<'stack'>;
 export type CoreConfig = Readonly<Built<Slices['core']>>;
 export type HttpConfig = Readonly<Built<Slices['http']>>;
+/** What the REST contract reads (the write-api serves it whole, the read-api its reads). */
+export type RestConfig = Pick<
+  Config,
+  'auth' | 'bulkMaxItems' | 'idVersion' | 'list' | 'maxFutureMs' | 'rateLimitPerMin'
+>;
 
 /** The variables a command reads, in the table's order. */
 export function settingNames(service: ServiceName): SettingName[] {

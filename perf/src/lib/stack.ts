@@ -5,7 +5,7 @@ import { withDescendants } from '../../../infra/processes.mjs';
 import { exists, freePort, perfScript, repoRoot } from './env.js';
 import { ChildService } from './proc.js';
 
-export type OurService = 'write-api' | 'read-api' | 'projector' | 'edge' | 'relay' | 'haproxy';
+export type OurService = 'write-api' | 'read-api' | 'projector' | 'relay' | 'haproxy';
 export type BaselineService = 'bare-rest' | 'bare-graphql';
 export type ServiceName = OurService | BaselineService;
 
@@ -26,19 +26,18 @@ export interface OurLaunch {
 export const ourEntries: Readonly<Record<OurService, string>> = {
   // BENCH_WRITE_API_ENTRY: measure another write-api build (A/B runs of the write path).
   'write-api': process.env.BENCH_WRITE_API_ENTRY ?? join(repoRoot, 'services/write-api/dist/server.js'),
+  // The public port: it answers reads itself and forwards writes to the write-api.
   'read-api': join(repoRoot, 'services/read-api/dist/server.js'),
   projector: join(repoRoot, 'services/projector/dist/main.js'),
-  // BENCH_EDGE_ENTRY: measure another front door build (e.g. an older edge) in its place.
-  edge: process.env.BENCH_EDGE_ENTRY ?? join(repoRoot, 'services/edge/dist/server.js'),
   relay: join(repoRoot, 'services/relay/dist/main.js'),
-  // HAProxy as the front door (EGGMESH_FRONT_DOOR=haproxy): in front of the write-api, the read-api and
-  // the edge (its fallback), on its own port.
-  haproxy: join(repoRoot, 'services/edge/dist/haproxy-main.js'),
+  // HAProxy with the configuration generated from the route table, in front of the write-api and the
+  // read-api (as compose runs it), on its own port.
+  haproxy: perfScript('haproxy-front.js'),
 };
 
 /**
  * Whether HAProxy can be measured: on PATH, and not turned off with BENCH_HAPROXY=0. Where it is
- * missing the latency scenario measures the Node edge alone and says so.
+ * missing the latency scenario measures the read-api's forwarding alone and says so.
  */
 export const haproxyAvailable: boolean =
   process.env.BENCH_HAPROXY !== '0' && spawnSync('haproxy', ['-v']).status === 0;
@@ -108,7 +107,6 @@ export class Stack {
         'write-api',
         'read-api',
         'projector',
-        'edge',
         'relay',
         'haproxy',
         'bare-rest',
@@ -174,11 +172,9 @@ export class Stack {
           WRITE_API_PORT: String(ports['write-api']),
           READ_API_PORT: String(ports['read-api']),
           PROJECTOR_PORT: String(ports.projector),
-          EDGE_PORT: String(name === 'haproxy' ? ports.haproxy : ports.edge),
-          EDGE_NODE_PORT: String(ports.edge),
           RELAY_PORT: String(ports.relay),
+          BENCH_HAPROXY_PORT: String(ports.haproxy),
           EGGMESH_WRITE_API_URL: `http://127.0.0.1:${ports['write-api']}`,
-          EGGMESH_READ_API_URL: `http://127.0.0.1:${ports['read-api']}`,
           ...o.extraEnv,
           ...launch.env,
         },

@@ -11,12 +11,15 @@ import type { Scenario, ScenarioContext } from './types.js';
 
 /**
  * The latency a MeshQL client sees at a low rate: closed loop with think time (k6's `sleep(0.5)`),
- * MeshQL-shaped requests, sent through the front door (edge), straight to each service, and to the
- * bare baselines, in turns. What it answers: what the front door adds (front-door ÷ direct p95) and
- * what our services cost against the bare ones (direct ÷ baseline p95).
+ * MeshQL-shaped requests, sent through the public port (`front-door`: the read-api, which answers
+ * reads itself and forwards writes to the write-api), through HAProxy with the generated
+ * configuration, straight to each service, and to the bare baselines, in turns. What it answers: what
+ * each front door costs (front ÷ direct p95: for REST the forwarding hop, for GraphQL nothing through
+ * the public port, which is the read-api) and what our services cost against the bare ones (direct ÷
+ * baseline p95). There is no target for the hop: it is reported.
  */
 
-/** `haproxy`: HAProxy as the front door (EGGMESH_FRONT_DOOR=haproxy), measured where it is installed. */
+/** `haproxy`: HAProxy (generated configuration) in front of the services, measured where it is installed. */
 export type LatencyTarget = 'front-door' | 'haproxy' | 'direct' | 'baseline';
 export const latencyTargets: readonly LatencyTarget[] = ['front-door', 'haproxy', 'direct', 'baseline'];
 /** The front doors measured against the direct services. */
@@ -42,9 +45,9 @@ export interface LatencyCpu {
   readonly target: LatencyTarget;
   readonly clients: number;
   readonly requests: number;
-  /** CPU ms per request of the edge process alone; null when the target has none. */
+  /** CPU ms per request of the front process alone; null when the target has none. */
   readonly frontCpuMsPerRequest: number | null;
-  /** CPU ms per request of every server process of the side (ours: edge + write-api + read-api). */
+  /** CPU ms per request of every server process of the side (ours: write-api + read-api, + HAProxy). */
   readonly totalCpuMsPerRequest: number;
 }
 
@@ -54,7 +57,7 @@ export interface LoadedCpu {
   readonly rps: number;
   readonly p50: number;
   readonly p99: number;
-  /** CPU ms per request of edge + write-api + read-api (all running in both cases). */
+  /** CPU ms per request of write-api + read-api (+ HAProxy, when it runs). */
   readonly cpuMsPerRequest: number;
 }
 
@@ -65,9 +68,9 @@ export interface LatencyResult {
   readonly cells: readonly LatencyCell[];
   readonly cpu: readonly LatencyCpu[];
   readonly loaded: readonly LoadedCpu[];
-  /** The REST get alone, loaded (the front door's REST hop, which the mixed figure dilutes). */
+  /** The REST get alone, loaded (which the mixed figure dilutes). */
   readonly loadedRest?: readonly LoadedCpu[];
-  /** The GraphQL getById alone, loaded (the front door's in-process read path against the read-api's). */
+  /** The GraphQL getById alone, loaded. */
   readonly loadedGraphql?: readonly LoadedCpu[];
   /** How far each front door's p95 ratio moves with its samples (absent in older reports). */
   readonly intervals?: readonly RatioInterval[];
@@ -124,7 +127,8 @@ interface Bases {
 
 function basesOf(context: ScenarioContext, target: LatencyTarget): Bases {
   const s = context.stack;
-  if (target === 'front-door') return { rest: s.url('edge'), graph: s.url('edge') };
+  // The public port is the read-api: GraphQL through it is the direct path; REST writes take the hop.
+  if (target === 'front-door') return { rest: s.url('read-api'), graph: s.url('read-api') };
   if (target === 'haproxy') return { rest: s.url('haproxy'), graph: s.url('haproxy') };
   if (target === 'direct') return { rest: s.url('write-api'), graph: s.url('read-api') };
   return { rest: s.url('bare-rest'), graph: s.url('bare-graphql') };
@@ -145,7 +149,7 @@ interface TargetState {
  * after the other (think time after each answer), the targets in a random order each time (a user's
  * own sequence). So the samples of the targets are taken seconds apart, not an iteration apart, and a
  * slow phase of the shared machine slows them alike; and no target always follows the same other one,
- * which placed its users at the same end of every burst (perf/README.md, round 23).
+ * which placed its users at the same end of every burst.
  */
 async function userLoop(
   context: ScenarioContext,
@@ -285,12 +289,7 @@ async function measureLoaded(
 ): Promise<LoadedCpu[]> {
   const { plan, stack } = context;
   const withHaproxy = stack.isRunning('haproxy');
-  const pids = stack.cpuPids([
-    'edge',
-    'write-api',
-    'read-api',
-    ...(withHaproxy ? (['haproxy'] as const) : []),
-  ]);
+  const pids = stack.cpuPids(['write-api', 'read-api', ...(withHaproxy ? (['haproxy'] as const) : [])]);
   const specs = (target: FrontDoor | 'direct'): LoadSpec[] => {
     const bases = basesOf(context, target);
     const farmPath = () => `/farm/api/${picker.id('farm')}`;
@@ -357,7 +356,7 @@ async function measureLoaded(
       cpuMsPerRequest: median(r.map((x) => x.cpu)),
     };
     context.log(
-      `  latency/loaded${only ? ` ${only} only` : ''} ${t}: ${out.rps.toFixed(0)} req/s p50 ${out.p50.toFixed(2)} p99 ${out.p99.toFixed(2)} ms, ${out.cpuMsPerRequest.toFixed(3)} cpu-ms/req (edge+write+read${withHaproxy ? '+haproxy' : ''})`,
+      `  latency/loaded${only ? ` ${only} only` : ''} ${t}: ${out.rps.toFixed(0)} req/s p50 ${out.p50.toFixed(2)} p99 ${out.p99.toFixed(2)} ms, ${out.cpuMsPerRequest.toFixed(3)} cpu-ms/req (write+read${withHaproxy ? '+haproxy' : ''})`,
     );
     return out;
   });
@@ -368,12 +367,13 @@ export const latency: Scenario = {
   description:
     'Closed loop with think time (k6 sleep) at 1 and 10 virtual users, each on one keep-alive connection: ' +
     'GraphQL getById, getAll, filtered (getByZone), depth 2 and depth 3 on /farm/graph, REST create, get, update ' +
-    'on /farm/api; sent through the front door (edge), straight to the write-api/read-api, and to the bare ' +
+    'on /farm/api; sent through the public port (the read-api, forwarding writes), through HAProxy (generated ' +
+    'configuration) where installed, straight to the write-api/read-api, and to the bare ' +
     'baselines, interleaved (each user sends every request to each target one after the other, in a random order each time), after a warm-up of the same ' +
     `requests without think time (${WARM_USERS} users). Percentiles pool every ` +
     'sample of the runs. CPU per request: the same requests without think time, front door vs direct.',
   services: {
-    ours: ['write-api', 'read-api', 'edge', ...(haproxyAvailable ? (['haproxy'] as const) : [])],
+    ours: ['write-api', 'read-api', ...(haproxyAvailable ? (['haproxy'] as const) : [])],
     baseline: ['bare-rest', 'bare-graphql'],
   },
   async run(context) {
@@ -405,9 +405,8 @@ export const latency: Scenario = {
       );
     };
     // Warm-up, not counted: the same requests without think time from WARM_USERS users, so every target's
-    // processes have compiled their hot paths before they are timed, as a server in use has. The scenarios
-    // before this one in a full run load the read-api and the write-api directly and never the edge; without
-    // this, a cold edge was timed against a hot read-api (perf/README.md, round 12).
+    // processes have compiled their hot paths before they are timed, as a server in use has (the scenarios
+    // before this one load the services directly, never the forwarding path).
     await runUsers(WARM_USERS, 0, Math.max(plan.warmupSec * 2, 0.2), null);
     for (const clients of latencyClients) {
       const samples = new Map<LatencyTarget, Samples>(

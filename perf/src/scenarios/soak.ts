@@ -94,9 +94,9 @@ const SETTLE_S = 120;
 const SETTLE_BAND_MIB = 2;
 /**
  * How far above the middle third's highest sample the last third's may peak and still count as
- * falling back. The edge's curve in a full run (perf/README.md, round 27) climbed to 194–198 MiB and
- * fell back to 108–132 six times in ten minutes; ending on a climb, its late slope read 2.34 MiB/min
- * and the slope rule called it growing.
+ * falling back: a garbage collector's sawtooth (climbing ~90 MiB and falling back several times in ten
+ * minutes) that ends on a climb has a late slope above 2 MiB/min, and the slope rule alone would call it
+ * growing.
  */
 const RETURN_SLACK_MIB = 8;
 
@@ -141,15 +141,15 @@ export function judgeCurve(
   };
 }
 
-const services: readonly OurService[] = ['write-api', 'read-api', 'projector', 'edge'];
+const services: readonly OurService[] = ['write-api', 'read-api', 'projector'];
 
 export const soak: Scenario = {
   name: 'soak',
   description:
-    'Memory over a long mixed workload through the front door: event writes (lay report, deposit, transfer, ' +
-    'consumption) and projection/relationship reads at fixed rates, RSS of every process sampled every few ' +
-    'seconds; idle RSS of our four services before and after, run as `pnpm start` runs them. Ours only ' +
-    '(`--duration` sets its length; 10 min by default).',
+    'Memory over a long mixed workload through the public port (the read-api, forwarding the writes): event ' +
+    'writes (lay report, deposit, transfer, consumption) and projection/relationship reads at fixed rates, RSS ' +
+    'of every process sampled every few seconds; idle RSS of our three services before and after, run as ' +
+    '`pnpm start` runs them (no node flags). Ours only (`--duration` sets its length; 10 min by default).',
   services: { ours: services, baseline: [] },
   async run(context): Promise<ScenarioResult> {
     const { plan, stack } = context;
@@ -171,7 +171,7 @@ export const soak: Scenario = {
     // Idle before: give the freshly started processes a moment to settle.
     await sleep(plan.quick ? 500 : 5000);
     const idleBefore = sampleAll();
-    const base = stack.url('edge');
+    const base = stack.url('read-api');
     const points: [number, number][][] = services.map(() => []);
     const started = performance.now();
     let sampling = true;

@@ -1,47 +1,67 @@
 import { METHODS } from 'node:http';
+import { prepareRest, registerRest, restNotFound } from '@eggmesh/rest';
 import { entityNames } from '@eggmesh/schema';
 import {
   Authenticator,
   answerClientError,
-  type Config,
+  type ConfigOf,
+  createMetrics,
   loggerOptions,
-  type Metrics,
   requestLogging,
   servicePlugin,
 } from '@eggmesh/service-kit';
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { EntityReader } from '@eggmesh/store';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { httpErrors } from './errors.js';
 import { graphqlEndpoint, type ReadStore } from './graphql/endpoint.js';
+import { forwardWrites } from './http/forward.js';
 import { GRAPHIQL_ASSETS, registerGraphiql } from './http/graphiql.js';
+import { apiGuideText, landingPage } from './http/landing.js';
+import { boundPipelining } from './http/pipelining.js';
 import { entityResolvers, unifiedResolvers } from './schema/resolvers.js';
 import { entitySdl, unifiedSdl } from './schema/sdl.js';
 
 export interface BuildAppOptions {
-  readonly config: Config;
+  readonly config: ConfigOf<'read-api'>;
   readonly store: ReadStore;
-  /** The process's metrics when it serves other apps too (the edge); else the app has its own. */
-  readonly metrics?: Metrics;
+  /**
+   * What the REST reads read (GET and HEAD of `/<entity>/api…`); defaults to `store`. On MongoDB the
+   * server gives a reader of the primary, so that a client reads its own REST writes at once.
+   */
+  readonly restReader?: EntityReader;
+  /** Where the log goes; defaults to the service's JSON lines on stdout (loggerOptions). */
+  readonly logger?: FastifyServerOptions['logger'];
   /** Epoch ms; the reference time of projection windows when a query has no `at`. */
   readonly clock?: () => number;
 }
 
 const graphPaths = new Set(['/graphql', ...entityNames.map((entity) => `/${entity}/graph`)]);
+const restPath = /^\/[a-z_]+\/api(\/|$)/;
 
 /** The methods a known path answers (for 405s); undefined for an unknown path. */
 function allowedMethods(path: string): readonly string[] | undefined {
   if (graphPaths.has(path)) return ['GET', 'HEAD', 'POST', 'OPTIONS'];
+  if (path === '/' || path === '/api.md') return ['GET', 'HEAD'];
   if (path === '/health' || path === '/ready' || path === '/graphiql') return ['GET', 'HEAD'];
   if (path.startsWith(`${GRAPHIQL_ASSETS}/`)) return ['GET', 'HEAD'];
   return undefined;
 }
 
 /**
- * The read API: `POST|GET /<entity>/graph` for the 13 entities (MeshQL's queries), the unified
- * `POST|GET /graphql` with GraphiQL at `/graphiql`, `/health` and `/ready`. Never listens.
+ * The public port: GraphQL (`POST|GET /<entity>/graph` for the 13 entities, MeshQL's queries, and the
+ * unified `POST|GET /graphql` with GraphiQL at `/graphiql`) and the REST reads, answered in this
+ * process over its read store; the landing page, `/health`, `/ready` and `/metrics`; and the write
+ * routes of the route table (`@eggmesh/rest`) forwarded to the write-api. Never listens.
  */
-export function buildApp({ config, store, metrics, clock = Date.now }: BuildAppOptions): FastifyInstance {
+export function buildApp({
+  config,
+  store,
+  restReader = store,
+  logger = loggerOptions(config, 'read-api'),
+  clock = Date.now,
+}: BuildAppOptions): FastifyInstance {
   const app = Fastify({
-    logger: loggerOptions(config, 'read-api'),
+    logger,
     logController: requestLogging(config.logRequests),
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
@@ -49,6 +69,8 @@ export function buildApp({ config, store, metrics, clock = Date.now }: BuildAppO
     trustProxy: [...config.trustedProxies],
     clientErrorHandler: answerClientError,
   });
+  boundPipelining(app);
+  const metrics = createMetrics();
   app.register(servicePlugin, { config, service: 'read-api', metrics, pages: ['/graphiql'] });
   const auth = new Authenticator(config.auth);
 
@@ -61,6 +83,8 @@ export function buildApp({ config, store, metrics, clock = Date.now }: BuildAppO
   }
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
+    // A REST read no route matches answers as the write-api would (405 with Allow, or 404).
+    if (restPath.test(path)) return restNotFound(request, reply);
     const allow = allowedMethods(path);
     if (allow) {
       const { code, status } = httpErrors.METHOD_NOT_ALLOWED;
@@ -77,6 +101,15 @@ export function buildApp({ config, store, metrics, clock = Date.now }: BuildAppO
     reply.code(status).send({ error: 'internal error', code });
   });
 
+  app.get('/', async (_request, reply) => reply.type('text/html; charset=utf-8').send(landingPage()));
+  app.get('/api.md', async (request, reply) => {
+    const text = apiGuideText();
+    if (text === null) {
+      const { code, status } = httpErrors.ROUTE_NOT_FOUND;
+      return reply.code(status).send({ error: `no route GET ${request.url.split('?')[0]}`, code });
+    }
+    return reply.type('text/markdown; charset=utf-8').send(text);
+  });
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (request, reply) => {
     try {
@@ -88,6 +121,14 @@ export function buildApp({ config, store, metrics, clock = Date.now }: BuildAppO
       return reply.code(status).send({ status: 'unavailable', code, error: (error as Error).message });
     }
   });
+
+  // The REST reads, with the write-api's own routes, errors and auth, over the read store; in a scope
+  // of their own, so that their error handler answers theirs only.
+  app.register(async (scope) => {
+    prepareRest(scope, config);
+    await registerRest(scope, { config, reader: restReader, metrics, clock });
+  });
+  forwardWrites(app, config);
 
   for (const entity of entityNames) {
     app.register(async (scope) =>

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { emptyFarm, emptyHen, emptyInventory } from '@eggmesh/projections';
 import type { EntityName } from '@eggmesh/schema';
-import { loadConfig } from '@eggmesh/service-kit';
+import { loadConfig, loggerOptions } from '@eggmesh/service-kit';
 import type { WriteOperation } from '@eggmesh/store';
 import {
   dataFiles,
@@ -51,6 +51,8 @@ export interface ProjectionWrite {
 
 export interface FixtureOptions {
   readonly env?: Record<string, string>;
+  /** Receives the app's log lines (JSON); without it the app logs to stdout. */
+  readonly log?: (line: string) => void;
   /** Wraps the real store (e.g. to count calls); the app reads through what this returns. */
   readonly wrap?: (store: SqliteReadStore) => ReadStore;
 }
@@ -65,7 +67,14 @@ export async function fixture(options: FixtureOptions = {}): Promise<Fixture> {
   const projections = openProjectionStore({ dir: files.projectionsDir });
   const store = openReadStore(dir);
   const config = loadConfig({ EGGMESH_DATA_DIR: dir, EGGMESH_LOG_LEVEL: 'silent', ...options.env });
-  const app = buildApp({ config, store: options.wrap ? options.wrap(store) : store, clock });
+  const app = buildApp({
+    config,
+    store: options.wrap ? options.wrap(store) : store,
+    clock,
+    ...(options.log
+      ? { logger: { ...loggerOptions(config, 'read-api'), stream: { write: options.log } } }
+      : {}),
+  });
   await app.ready();
   const f: Fixture = {
     dir,

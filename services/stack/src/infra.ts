@@ -35,12 +35,12 @@ const catalogue: readonly InfraEntry[] = [
       // mongo-java-server (a MongoDB-wire server in Java, infra/mongodb), data under the data directory.
       script: repoFile('infra/mongodb/server.mjs'),
       env: {
-        EGGMESH_DEV_MONGODB_PORT: String(config.mongodb.devPort),
+        EGGMESH_DEV_MONGODB_PORT: String(config.dev.mongodbPort),
         EGGMESH_DATA_DIR: config.dataDir,
       },
-      port: config.mongodb.devPort,
-      serviceEnv: { EGGMESH_MONGODB_URI: `mongodb://127.0.0.1:${config.mongodb.devPort}` },
-      describe: `mongodb     mongodb://127.0.0.1:${config.mongodb.devPort}  (mongo-java-server, a MongoDB-wire test server; data in ${config.dataDir}/mongodb)`,
+      port: config.dev.mongodbPort,
+      serviceEnv: { EGGMESH_MONGODB_URI: `mongodb://127.0.0.1:${config.dev.mongodbPort}` },
+      describe: `mongodb     mongodb://127.0.0.1:${config.dev.mongodbPort}  (mongo-java-server, a MongoDB-wire test server; data in ${config.dataDir}/mongodb)`,
     }),
   },
   {
@@ -52,12 +52,12 @@ const catalogue: readonly InfraEntry[] = [
       // port, data under the data directory.
       script: repoFile('infra/kafka/server.mjs'),
       env: {
-        EGGMESH_DEV_KAFKA_PORT: String(config.kafka.devPort),
+        EGGMESH_DEV_KAFKA_PORT: String(config.dev.kafkaPort),
         EGGMESH_DATA_DIR: config.dataDir,
       },
-      port: config.kafka.devPort,
-      serviceEnv: { EGGMESH_KAFKA_BROKERS: `127.0.0.1:${config.kafka.devPort}` },
-      describe: `kafka       127.0.0.1:${config.kafka.devPort}  (Apache Kafka 3.9.1, KRaft, one node; data in ${config.dataDir}/kafka)`,
+      port: config.dev.kafkaPort,
+      serviceEnv: { EGGMESH_KAFKA_BROKERS: `127.0.0.1:${config.dev.kafkaPort}` },
+      describe: `kafka       127.0.0.1:${config.dev.kafkaPort}  (Apache Kafka 3.9.1, KRaft, one node; data in ${config.dataDir}/kafka)`,
     }),
   },
 ];

@@ -19,7 +19,7 @@ const spec = {
     url: { type: 'string', value: 'URL', description: 'write-api base URL (default EGGMESH_WRITE_API_URL)' },
     chunk: { type: 'string', value: 'N', description: 'rows per bulk request (default 500)' },
   },
-  env: ['EGGMESH_WRITE_API_URL', 'EGGMESH_HOST', 'WRITE_API_PORT'],
+  config: 'seed',
 } as const satisfies CommandSpec<Readonly<Record<string, CliOption>>>;
 
 const values = parseCommandLine(spec);
@@ -42,7 +42,7 @@ const size = {
   farms: whole(values.farms, 'farms') ?? preset.farms,
   days: whole(values.days, 'days') ?? preset.days,
 };
-const config = loadConfig();
+const config = loadConfig('seed');
 const base = (values.url ?? config.upstreams.write).replace(/\/$/, '');
 const chunk = whole(values.chunk, 'chunk') ?? 500;
 

@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningStack, startStack } from './helpers.js';
 
-// Hostile GraphQL and HTTP against the whole running stack (real processes), through the edge and straight to
-// the service behind it. Every hostile request goes twice (graphql-jit compiles a document on its second run),
+// Hostile GraphQL and HTTP against the whole running stack (real processes), through the public port (the
+// read-api, which forwards writes) and straight to the write-api. Every hostile request goes twice (graphql-jit compiles a document on its second run),
 // must be answered within HANG_MS (a hang detector, not a speed assertion), with a 4xx and a documented code (or
 // a 200 where the contract allows one), and the service must still answer /health afterwards. No 5xx, anywhere.
 
@@ -55,16 +55,14 @@ let stack: RunningStack;
 const seen: { label: string; status: number }[] = [];
 const ids = { farm: '', coop: '', hen: '' };
 
-type Service = 'edge' | 'write' | 'read';
+type Service = 'public' | 'write';
 /** Services that stopped answering /health, with the case that left them so. */
 const wedged = new Map<Service, string>();
 
 function servicesOf(url: string): Service[] {
-  if (url.startsWith(stack.urls.read)) return ['read'];
   if (url.startsWith(stack.urls.write)) return ['write'];
   const path = new URL(url).pathname;
-  if (path === '/health') return ['edge'];
-  return /^\/(graphql|[a-z_]+\/graph)\/?$/.test(path) ? ['edge', 'read'] : ['edge', 'write'];
+  return /^\/[a-z_]+\/api(\/|$)/.test(path) ? ['public', 'write'] : ['public'];
 }
 
 const lastProbe = new Map<Service, number>();
@@ -325,12 +323,9 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const graphTargets = [
-  ['edge', () => stack.urls.edge],
-  ['read-api', () => stack.urls.read],
-] as const;
+const graphTargets = [['public port', () => stack.urls.public]] as const;
 const restTargets = [
-  ['edge', () => stack.urls.edge],
+  ['public port', () => stack.urls.public],
   ['write-api', () => stack.urls.write],
 ] as const;
 
@@ -722,10 +717,7 @@ describe.each(restTargets)('hostile REST through the %s', (name, baseOf) => {
       );
     }
     // Whatever the write side let through, the read side must answer it (no INTERNAL_SERVER_ERROR, no 500).
-    for (const [graphName, graphBase] of [
-      ['edge', stack.urls.edge],
-      ['read-api', stack.urls.read],
-    ]) {
+    for (const [graphName, graphBase] of [['public port', stack.urls.public]]) {
       for (const [path, query] of [
         ['/graphql', '{ coops { id capacity } }'],
         ['/coop/graph', '{ getAll { id capacity } }'],
@@ -769,10 +761,9 @@ describe.each(restTargets)('hostile REST through the %s', (name, baseOf) => {
 describe('slow clients', () => {
   it(`cuts off a body trickled one byte at a time (EGGMESH_HTTP_REQUEST_TIMEOUT_MS=${REQUEST_TIMEOUT_MS})`, async () => {
     const targets = [
-      ['edge /farm/api', () => `${stack.urls.edge}/farm/api`],
+      ['public port /farm/api', () => `${stack.urls.public}/farm/api`],
       ['write-api /farm/api', () => `${stack.urls.write}/farm/api`],
-      ['edge /graphql', () => `${stack.urls.edge}/graphql`],
-      ['read-api /graphql', () => `${stack.urls.read}/graphql`],
+      ['public port /graphql', () => `${stack.urls.public}/graphql`],
     ] as const;
     const body = Buffer.from(JSON.stringify({ query: `{ farms { ${'id '.repeat(100)} } }` }));
     for (let round = 0; round < 2; round++) {
@@ -948,7 +939,7 @@ class DocumentFuzzer {
 
 describe('random GraphQL documents from the unified schema (fixed seed)', () => {
   it('never answers 5xx and never hangs', async () => {
-    const schema = await postJson('introspection', `${stack.urls.read}/graphql`, { query: introspection });
+    const schema = await postJson('introspection', `${stack.urls.public}/graphql`, { query: introspection });
     expect(schema.status, show(schema)).toBe(200);
     const data = schema.body?.data as { __schema: { queryType: { name: string }; types: SchemaType[] } };
     const fuzzer = new DocumentFuzzer(20_261_123, data.__schema.types, data.__schema.queryType.name, [
@@ -959,7 +950,7 @@ describe('random GraphQL documents from the unified schema (fixed seed)', () => 
     const failures: string[] = [];
     for (let i = 0; i < 150; i++) {
       const query = fuzzer.document();
-      const base = i % 3 === 0 ? stack.urls.edge : stack.urls.read;
+      const base = stack.urls.public;
       for (let round = 0; round < 2; round++) {
         try {
           const a = await postJson(`fuzz #${i}`, `${base}/graphql`, { query });
@@ -972,7 +963,7 @@ describe('random GraphQL documents from the unified schema (fixed seed)', () => 
         }
       }
     }
-    await expectHealthy(`${stack.urls.edge}/graphql`, 'the random documents');
+    await expectHealthy(`${stack.urls.public}/graphql`, 'the random documents');
     expect(failures, failures.join('\n')).toEqual([]);
   });
 });

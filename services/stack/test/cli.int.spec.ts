@@ -18,10 +18,10 @@ const entries = [
   { script: 'rebuild-projections', file: 'services/projector/dist/rebuild.js' },
   { script: 'bench', file: 'perf/dist/bench.js' },
   { script: 'fuzz', file: 'infra/fuzz/schemathesis.mjs' },
+  { script: 'haproxy-config', file: 'services/stack/dist/haproxy-config.js' },
   { script: undefined, file: 'services/write-api/dist/server.js' },
   { script: undefined, file: 'services/read-api/dist/server.js' },
   { script: undefined, file: 'services/projector/dist/main.js' },
-  { script: undefined, file: 'services/edge/dist/server.js' },
   { script: undefined, file: 'services/relay/dist/main.js' },
 ] as const;
 
@@ -64,7 +64,7 @@ describe('every command has --help', () => {
   it('the pnpm scripts end in these entries, so `pnpm <script> --help` reaches them', () => {
     for (const { script, file } of entries) {
       if (script === undefined) continue;
-      // Node flags may come first (the supervisor runs with --lite-mode); nothing may come after the entry.
+      // Nothing may come after the entry.
       expect(scripts[script], script).toMatch(
         new RegExp(`node(?: --[\\w-]+(?:=\\S+)?)* ${file.replaceAll('.', '\\.')}$`),
       );

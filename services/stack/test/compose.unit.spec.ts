@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { composeHaproxyConfig } from '@eggmesh/rest';
 import { configSchema, loadConfig } from '@eggmesh/service-kit';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -49,7 +50,6 @@ const portOf = {
   'read-api': 'READ_API_PORT',
   projector: 'PROJECTOR_PORT',
   relay: 'RELAY_PORT',
-  edge: 'EDGE_PORT',
 } as const;
 
 /** Services whose sources are being written on another branch; once there, they are checked like the rest. */
@@ -59,12 +59,6 @@ const addedByRelayWork = ['relay'];
 const notForCompose = {
   EGGMESH_DEV_MONGODB_PORT: 'the local MongoDB-wire dev server; compose runs real MongoDB',
   EGGMESH_DEV_KAFKA_PORT: 'the local dev broker; compose runs its own Kafka',
-  EGGMESH_FRONT_DOOR:
-    "pnpm start's choice of front door; compose runs the Node edge (its image has no HAProxy)",
-  EDGE_NODE_PORT: 'the Node edge behind HAProxy (EGGMESH_FRONT_DOOR=haproxy), which compose does not run',
-  EGGMESH_HEALTH_PROBE_INTERVAL_MS: "pnpm start's supervisor; compose has its own healthchecks",
-  EGGMESH_HEALTH_PROBE_TIMEOUT_MS: "pnpm start's supervisor; compose has its own healthchecks",
-  EGGMESH_HEALTH_PROBE_FAILURES: "pnpm start's supervisor; compose has its own healthchecks",
   EGGMESH_JWT_SECRET:
     'a secret: passed by whoever turns EGGMESH_AUTH=jwt on (an env_file or Docker secret), never in the file',
   EGGMESH_JWKS: 'optional (EGGMESH_AUTH=jwt with keys): set beside EGGMESH_AUTH when used',
@@ -82,10 +76,10 @@ const resolved = (env: Record<string, string>) =>
   );
 
 describe('infra/compose/docker-compose.yml', () => {
-  it('has the MongoDB replica set, its one-shot initiator, Kafka and every eggmesh service', () => {
+  it('has the MongoDB replica set, its one-shot initiator, Kafka, every eggmesh service and HAProxy', () => {
     expect(Object.keys(services).sort()).toEqual(
       [
-        'edge',
+        'haproxy',
         'kafka',
         'mongo-init',
         'mongo1',
@@ -134,19 +128,13 @@ describe('infra/compose/docker-compose.yml', () => {
         log: 'kafka',
         mongodb: { uri: 'mongodb://mongo1,mongo2,mongo3/?replicaSet=rs0', writeConcern: 'majority' },
         kafka: { brokers: ['kafka:9092'] },
-        upstreams: { write: 'http://write-api:3034', read: 'http://read-api:3035' },
+        upstreams: { write: 'http://write-api:3034' },
       });
     }
   });
 
   it('lets each tunable be overridden by the same name and falls back to its documented default', () => {
-    const scaled = new Set([
-      'EGGMESH_STORE',
-      'EGGMESH_MONGODB_URI',
-      'EGGMESH_LOG',
-      'EGGMESH_KAFKA_BROKERS',
-      'EGGMESH_EDGE_GRAPHQL',
-    ]);
+    const scaled = new Set(['EGGMESH_STORE', 'EGGMESH_MONGODB_URI', 'EGGMESH_LOG', 'EGGMESH_KAFKA_BROKERS']);
     const env = ours[0]![1].environment ?? {};
     let interpolated = 0;
     for (const [name, value] of Object.entries(env)) {
@@ -181,17 +169,33 @@ describe('infra/compose/docker-compose.yml', () => {
     }
   });
 
-  it('publishes each service on its documented port (the read-api replicas only behind the edge)', () => {
+  it('publishes the public port through HAProxy only: not the write-api, not the read-api replicas', () => {
     for (const [name, service] of ours) {
       const port = documented.get(portOf[name as keyof typeof portOf]);
-      if (name === 'read-api') {
-        expect(service.ports).toBeUndefined();
+      if (name === 'read-api' || name === 'write-api') {
+        expect(service.ports, name).toBeUndefined();
         continue;
       }
       expect(service.ports, name).toEqual([`${port}:${port}`]);
     }
+    expect(services.haproxy!.ports).toEqual([`${documented.get('READ_API_PORT')}:5088`]);
     for (const name of ['mongo1', 'mongo2', 'mongo3', 'mongo-init', 'kafka'])
       expect(services[name]!.ports).toBeUndefined();
+  });
+
+  it('runs HAProxy with the configuration `pnpm haproxy-config` writes from the route table', () => {
+    const haproxy = services.haproxy!;
+    expect(haproxy.image).toMatch(/^haproxy:2\.\d+/);
+    expect(haproxy.volumes).toEqual(['./haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro']);
+    expect(Object.keys(haproxy.depends_on ?? {}).sort()).toEqual(['read-api', 'write-api']);
+    // The committed file is the generator's output for the documented defaults: regenerate, never edit.
+    expect(read('infra/compose/haproxy.cfg')).toBe(composeHaproxyConfig(loadConfig({})));
+    // The names it routes to are the compose services', on their ports inside the network.
+    const config = read('infra/compose/haproxy.cfg');
+    expect(config).toContain(`write-api:${documented.get('WRITE_API_PORT')}`);
+    expect(config).toContain(
+      `server-template read-api- ${services['read-api']!.deploy?.replicas} read-api:5088`,
+    );
   });
 
   it('runs entry files the workspace builds (src/<file>.ts compiled to dist/<file>.js)', () => {
@@ -241,8 +245,8 @@ describe('infra/compose/docker-compose.yml', () => {
     expect(runtime).toMatch(/^COPY --from=build /m);
     expect(runtime).toMatch(/^USER node$/m);
     expect(runtime).not.toMatch(/pnpm install|apt-get/);
-    // The memory defaults of `pnpm start` (docs/configuration.md), and the same command.
-    expect(runtime).toMatch(/^ {4}MALLOC_ARENA_MAX=2$/m);
+    // `pnpm start` as users run it: no node flags, no memory settings.
+    expect(runtime).not.toMatch(/MALLOC_ARENA_MAX/);
     expect(runtime).toMatch(/^CMD \["node", "services\/stack\/dist\/main\.js"\]$/m);
     const ignored = read('.dockerignore').split('\n');
     for (const entry of ['**/node_modules', '**/dist', '.git', 'data']) expect(ignored).toContain(entry);

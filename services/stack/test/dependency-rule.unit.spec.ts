@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -17,7 +18,6 @@ const compositionRoots = new Set([
   'services/relay/src/main.ts',
   'services/stack/src/main.ts',
   'services/stack/src/seed.ts',
-  'services/edge/src/server.ts',
 ]);
 
 function sources(dir: string): string[] {
@@ -64,6 +64,87 @@ export function adapterImportViolations(root: string): string[] {
   }
   return out;
 }
+
+/** The package name of each service under services/ (its folder name: the name). */
+function servicePackages(root: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const service of readdirSync(join(root, 'services'))) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(root, 'services', service, 'package.json'), 'utf8')) as {
+        name: string;
+      };
+      out.set(manifest.name, service);
+    } catch {}
+  }
+  return out;
+}
+
+/**
+ * Imports (in src/) and dependencies (package.json) by which one service reaches into another
+ * service's package: what services share lives in packages/. (Tests may drive two services together.)
+ */
+export function crossServiceViolations(root: string): string[] {
+  const packages = servicePackages(root);
+  const out: string[] = [];
+  for (const [own, service] of packages) {
+    const foreign = (specifier: string) =>
+      [...packages.keys()].some((p) => p !== own && (specifier === p || specifier.startsWith(`${p}/`)));
+    const manifest = JSON.parse(readFileSync(join(root, 'services', service, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+      devDependencies?: Record<string, string>;
+    };
+    for (const name of Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }))
+      if (foreign(name)) out.push(`services/${service}/package.json depends on ${name}`);
+    let files: string[] = [];
+    try {
+      files = sources(join(root, 'services', service, 'src'));
+    } catch {}
+    for (const file of files) {
+      const rel = relative(root, file).split('\\').join('/');
+      for (const specifier of importsOf(readFileSync(file, 'utf8'))) {
+        if (foreign(specifier)) out.push(`${rel} imports ${specifier}`);
+        // A relative path into another service's folder is the same dependency, unnamed.
+        const into = /^(?:\.\.\/)+services\/([^/]+)\/|^\.\.\/\.\.\/([^/]+)\/(?:src|test)\//.exec(specifier);
+        const target = into?.[1] ?? into?.[2];
+        if (target && target !== service && [...packages.values()].includes(target))
+          out.push(`${rel} imports ${specifier}`);
+      }
+    }
+  }
+  return out;
+}
+
+describe('dependency rule: no service imports another service', () => {
+  it("no service's sources or package.json name another service's package", () => {
+    expect(crossServiceViolations(repo)).toEqual([]);
+  });
+
+  it('knows every service, and finds such a dependency (the check itself works)', () => {
+    const names = [...servicePackages(repo).keys()];
+    expect(names).toEqual(expect.arrayContaining(['@eggmesh/write-api', '@eggmesh/read-api']));
+    expect(names).not.toContain('@eggmesh/rest');
+    const root = mkdtempSync(join(tmpdir(), 'eggmesh-rule-'));
+    try {
+      const service = (name: string, deps: Record<string, string>, source: string) => {
+        mkdirSync(join(root, 'services', name, 'src'), { recursive: true });
+        writeFileSync(
+          join(root, 'services', name, 'package.json'),
+          JSON.stringify({ name: `@x/${name}`, dependencies: deps }),
+        );
+        writeFileSync(join(root, 'services', name, 'src', 'index.ts'), source);
+      };
+      service('front', { '@x/back': 'workspace:*' }, "import { app } from '@x/back';\n");
+      service('back', {}, "import { y } from '../../front/src/y.js';\n");
+      expect(crossServiceViolations(root).sort()).toEqual([
+        'services/back/src/index.ts imports ../../front/src/y.js',
+        'services/front/package.json depends on @x/back',
+        'services/front/src/index.ts imports @x/back',
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('dependency rule: adapters are built in composition roots only', () => {
   it('no service module other than the entry files imports a storage adapter', () => {

@@ -8,7 +8,7 @@ import { freePort } from '../../../infra/test/process.js';
 /** The supervisor `pnpm start` runs; the e2e specs drive it as a real process tree. */
 export const stackMain = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
-/** The node flags package.json's start script gives the supervisor: the specs start it the same way. */
+/** The node flags (if any) package.json's start script gives the supervisor: the specs start it the same way. */
 const startFlags = (): string[] => {
   const { scripts } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
     scripts: Record<string, string>;
@@ -40,8 +40,8 @@ export async function until<T>(
 export interface RunningStack {
   readonly process: ChildProcess;
   readonly dataDir: string;
-  /** Base URLs (no trailing slash) of the edge and of each service behind it. */
-  readonly urls: { readonly edge: string; readonly write: string; readonly read: string };
+  /** Base URLs (no trailing slash) of the public port (the read-api) and of the write-api behind it. */
+  readonly urls: { readonly public: string; readonly write: string };
   /** Everything the supervisor printed so far. */
   readonly output: string[];
   /** Stops the tree (SIGINT, so the supervisor stops its children; SIGKILL after 20 s) and removes the data dir. */
@@ -62,16 +62,14 @@ export async function stopSupervisor(child: ChildProcess, graceMs = 20_000): Pro
   clearTimeout(timer);
 }
 
-/** Starts the whole embedded stack on free ports over a fresh temp data dir and waits until the edge is ready. */
+/**
+ * Starts the whole embedded stack on free ports over a fresh temp data dir and waits until the public
+ * port and the write-api behind it are ready.
+ */
 export async function startStack(env: Record<string, string> = {}): Promise<RunningStack> {
   if (!existsSync(stackMain)) throw new Error('run `pnpm build` first');
   const dataDir = mkdtempSync(join(tmpdir(), 'eggmesh-stack-'));
-  const [write, read, projector, edge] = [
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
-  ];
+  const [write, read, projector] = [await freePort(), await freePort(), await freePort()];
   const output: string[] = [];
   const child = spawn(process.execPath, [...stackArgs], {
     env: {
@@ -80,7 +78,6 @@ export async function startStack(env: Record<string, string> = {}): Promise<Runn
       WRITE_API_PORT: String(write),
       READ_API_PORT: String(read),
       PROJECTOR_PORT: String(projector),
-      EDGE_PORT: String(edge),
       EGGMESH_LOG_LEVEL: 'warn',
       ...env,
     },
@@ -88,18 +85,17 @@ export async function startStack(env: Record<string, string> = {}): Promise<Runn
   });
   child.stdout?.on('data', (d) => output.push(String(d)));
   child.stderr?.on('data', (d) => output.push(String(d)));
-  const urls = {
-    edge: `http://127.0.0.1:${edge}`,
-    write: `http://127.0.0.1:${write}`,
-    read: `http://127.0.0.1:${read}`,
-  };
+  const urls = { public: `http://127.0.0.1:${read}`, write: `http://127.0.0.1:${write}` };
   const stop = async () => {
     await stopSupervisor(child);
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
     await until(
-      async () => ((await fetch(`${urls.edge}/ready`)).ok ? true : undefined),
+      async () =>
+        (await fetch(`${urls.public}/ready`)).ok && (await fetch(`${urls.write}/ready`)).ok
+          ? true
+          : undefined,
       30_000,
       () => `; stack output:\n${output.join('\n')}`,
     );

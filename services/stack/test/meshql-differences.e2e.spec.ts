@@ -1,5 +1,5 @@
 // docs/api.md "Differences from MeshQL": every row of its table is a request and the answer a MeshQL
-// user gets. Each runs here, as written, against a started stack through the edge.
+// user gets. Each runs here, as written, against a started stack through the public port.
 
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -54,7 +54,7 @@ describe('docs/api.md: Differences from MeshQL', () => {
 
   beforeAll(async () => {
     stack = await startStack();
-    const created = await fetch(`${stack.urls.edge}/farm/api`, {
+    const created = await fetch(`${stack.urls.public}/farm/api`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Green Acres', farm_type: 'megafarm', zone: 'north' }),
@@ -90,7 +90,7 @@ describe('docs/api.md: Differences from MeshQL', () => {
       if (graph && body !== undefined && !/^[[{]"/.test(body) && !body.startsWith('[{')) {
         body = JSON.stringify({ query: body });
       }
-      const response = await fetch(`${stack.urls.edge}${path}`, {
+      const response = await fetch(`${stack.urls.public}${path}`, {
         method: row.method,
         headers: body === undefined ? {} : { 'content-type': row.contentType },
         body,

@@ -1,5 +1,5 @@
 // Every example of the root README.md that calls the API runs here, literally and in order, in one
-// bash against a started stack (only the edge's address is rewritten to the stack's free port). Each
+// bash against a started stack (only the public address is rewritten to the stack's free port). Each
 // command must exit 0 and answer without an error; where the README shows an answer (`# → …`), the
 // real one has the same shape (the same keys, nested) and no empty data.
 
@@ -128,11 +128,11 @@ describe('README examples', () => {
       requireTool('curl', 'Debian: apt-get install curl');
       stack = await startStack();
       work = mkdtempSync(join(tmpdir(), 'eggmesh-readme-'));
-      const edge = new URL(stack.urls.edge).host;
+      const host = new URL(stack.urls.public).host;
       // One bash runs them all, in order, so variables carry over; each answer goes to its own file.
       const script = commands
         .map((c, i) => {
-          const text = c.text.replace(/\b(localhost|127\.0\.0\.1):5088\b/g, edge);
+          const text = c.text.replace(/\b(localhost|127\.0\.0\.1):5088\b/g, host);
           const out = join(work, `out-${i}`);
           const after = c.assigns ? `; printf '%s' "$${c.assigns}"` : '';
           return `{ ${text}${after}\n} > ${out} 2>&1; echo $? > ${out}.rc`;

@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningStack, startStack } from './helpers.js';
 
-// On SQLite `pnpm start` runs the edge as the read process: it answers the REST reads (GET and HEAD of
-// /<entity>/api…) itself, with the write-api's own read routes over the read-only data files, and
-// forwards every write. What a client sees must not change: the same answers as the write-api's, and
+// The public port is the read-api: it answers the REST reads (GET and HEAD of /<entity>/api…) itself,
+// with the write-api's own read routes (@eggmesh/rest) over the read-only data files, and forwards
+// every write. What a client sees must not change: the same answers as the write-api's, and
 // its own writes visible to its next read.
 
 /** The supervisor's child running `script` (its pid, from /proc). */
@@ -47,7 +47,7 @@ describe('REST reads through the front door on SQLite', () => {
   beforeAll(async () => {
     stack = await startStack();
     for (const name of ['North', 'South', 'East']) {
-      const response = await fetch(`${stack.urls.edge}/farm/api`, {
+      const response = await fetch(`${stack.urls.public}/farm/api`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ name, farm_type: 'local_farm', zone: 'north' }),
@@ -56,7 +56,7 @@ describe('REST reads through the front door on SQLite', () => {
       farms.push((await response.json()) as Record<string, unknown>);
     }
     created = Date.now();
-    const update = await fetch(`${stack.urls.edge}/farm/api/${farms[0]!.id}`, {
+    const update = await fetch(`${stack.urls.public}/farm/api/${farms[0]!.id}`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'North renamed', farm_type: 'local_farm', zone: 'north' }),
@@ -88,25 +88,25 @@ describe('REST reads through the front door on SQLite', () => {
       '/nothing/api',
     ];
     for (const path of paths) {
-      const [front, direct] = [await get(stack.urls.edge, path), await get(stack.urls.write, path)];
+      const [front, direct] = [await get(stack.urls.public, path), await get(stack.urls.write, path)];
       expect(front, path).toEqual(direct);
     }
     const [front, direct] = [
-      await get(stack.urls.edge, `/farm/api/${a}`, 'HEAD'),
+      await get(stack.urls.public, `/farm/api/${a}`, 'HEAD'),
       await get(stack.urls.write, `/farm/api/${a}`, 'HEAD'),
     ];
     expect(front).toEqual(direct);
-    expect(JSON.parse((await get(stack.urls.edge, `/farm/api/${a}`)).body)).toMatchObject({
+    expect(JSON.parse((await get(stack.urls.public, `/farm/api/${a}`)).body)).toMatchObject({
       name: 'North renamed',
     });
-    expect(JSON.parse((await get(stack.urls.edge, `/farm/api/${a}?at=${created}`)).body)).toMatchObject({
+    expect(JSON.parse((await get(stack.urls.public, `/farm/api/${a}?at=${created}`)).body)).toMatchObject({
       name: 'North',
     });
   });
 
   it('shows a client its own write on its next read, every time', async () => {
     for (let i = 0; i < 200; i++) {
-      const post = await fetch(`${stack.urls.edge}/coop/api`, {
+      const post = await fetch(`${stack.urls.public}/coop/api`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({
@@ -118,15 +118,15 @@ describe('REST reads through the front door on SQLite', () => {
       });
       expect(post.status).toBe(201);
       const written = (await post.json()) as { id: string };
-      const read = await fetch(`${stack.urls.edge}/coop/api/${written.id}`);
+      const read = await fetch(`${stack.urls.public}/coop/api/${written.id}`);
       expect(read.status, `round ${i}`).toBe(200);
       expect(await read.json()).toEqual(written);
     }
   });
 
-  it("counts every answer once in the edge's /metrics: in process by its route, forwarded as /*", async () => {
+  it("counts every answer once in the public port's /metrics, by its route (a forwarded write by its write route)", async () => {
     const count = async (route: string, method: string) => {
-      const text = await (await fetch(`${stack.urls.edge}/metrics`)).text();
+      const text = await (await fetch(`${stack.urls.public}/metrics`)).text();
       const line = text
         .split('\n')
         .find((l) =>
@@ -139,17 +139,17 @@ describe('REST reads through the front door on SQLite', () => {
     const before = {
       graph: await count('/farm/graph', 'POST'),
       read: await count('/farm/api/:id', 'GET'),
-      write: await count('/*', 'POST'),
+      write: await count('/:entity/api', 'POST'),
     };
-    const graph = await fetch(`${stack.urls.edge}/farm/graph`, {
+    const graph = await fetch(`${stack.urls.public}/farm/graph`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ query: `{ getById(id: "${farms[2]!.id}") { name } }` }),
     });
     expect(graph.status).toBe(200);
     for (let i = 0; i < 2; i++)
-      expect((await fetch(`${stack.urls.edge}/farm/api/${farms[2]!.id}`)).status).toBe(200);
-    const write = await fetch(`${stack.urls.edge}/farm/api`, {
+      expect((await fetch(`${stack.urls.public}/farm/api/${farms[2]!.id}`)).status).toBe(200);
+    const write = await fetch(`${stack.urls.public}/farm/api`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Counted', farm_type: 'local_farm', zone: 'north' }),
@@ -158,7 +158,7 @@ describe('REST reads through the front door on SQLite', () => {
     expect({
       graph: (await count('/farm/graph', 'POST')) - before.graph,
       read: (await count('/farm/api/:id', 'GET')) - before.read,
-      write: (await count('/*', 'POST')) - before.write,
+      write: (await count('/:entity/api', 'POST')) - before.write,
     }).toEqual({ graph: 1, read: 2, write: 1 });
   });
 
@@ -166,7 +166,7 @@ describe('REST reads through the front door on SQLite', () => {
     const writeApi = childPid(stack.process.pid!, 'write-api/dist/server.js');
     process.kill(writeApi, 'SIGSTOP');
     try {
-      const read = await fetch(`${stack.urls.edge}/farm/api/${farms[1]!.id}`, {
+      const read = await fetch(`${stack.urls.public}/farm/api/${farms[1]!.id}`, {
         signal: AbortSignal.timeout(5_000),
       });
       expect(read.status).toBe(200);

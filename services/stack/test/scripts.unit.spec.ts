@@ -17,8 +17,7 @@ describe('root scripts', () => {
     expect(tscRuns[0]).toMatch(/^\s*tsc -b tsconfig\.json packages\/schema\/tsconfig\.cjs\.json\s*$/);
   });
 
-  it('start runs exactly the build, then the supervisor (no nested package-manager run)', () => {
-    // No V8 flags: each Node release may drop some (Node 24 refuses --no-expose-wasm).
+  it('start runs exactly the build, then the supervisor (no nested package-manager run, no node flags)', () => {
     expect(scripts.start).toBe(`${scripts.build} && node services/stack/dist/main.js`);
     expect(scripts['start:scaled']).toBe(`${scripts.start} --scaled`);
   });

@@ -8,7 +8,7 @@ import { serverName } from '../../../infra/mongodb/server.mjs';
 import { freePort, stackArgs, stackMain, stopSupervisor } from './helpers.js';
 
 // The whole stack as `pnpm start` (SQLite) and `pnpm start:scaled` (MongoDB-wire server, Kafka broker,
-// the same four processes and the relay) run it, driven through the edge: the same assertions on every tier.
+// the same three processes and the relay) run it, driven through the public port: the same assertions on every tier.
 // The third tier is `EGGMESH_LOG=store pnpm start:scaled`: MongoDB only, the projector tailing MongoDB's
 // own event log (no broker, no relay).
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers are checked by value, field by field, below.
@@ -27,7 +27,7 @@ function stackSuite(tier: Tier): void {
   describe(tier, () => {
     const dir = mkdtempSync(join(tmpdir(), 'eggmesh-stack-'));
     let stack: ChildProcess;
-    let edge = '';
+    let base = '';
     let env: NodeJS.ProcessEnv = {};
     let ports: Record<string, number> = {};
     const output: string[] = [];
@@ -43,7 +43,7 @@ function stackSuite(tier: Tier): void {
     }
 
     async function rest(method: string, path: string, body?: unknown) {
-      const response = await fetch(`${edge}${path}`, {
+      const response = await fetch(`${base}${path}`, {
         method,
         headers: body === undefined ? {} : { 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -61,7 +61,7 @@ function stackSuite(tier: Tier): void {
       headers: Record<string, string> = {},
       variables?: unknown,
     ) {
-      const response = await fetch(`${edge}${path}`, {
+      const response = await fetch(`${base}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...headers },
         body: JSON.stringify({ query, variables }),
@@ -76,14 +76,9 @@ function stackSuite(tier: Tier): void {
 
     beforeAll(async () => {
       expect(existsSync(stackMain), 'run `pnpm build` first').toBe(true);
-      const [write, read, projector, edgePort] = [
-        await freePort(),
-        await freePort(),
-        await freePort(),
-        await freePort(),
-      ];
-      edge = `http://127.0.0.1:${edgePort}`;
-      ports = { 'write-api': write, 'read-api': read, projector, edge: edgePort };
+      const [write, read, projector] = [await freePort(), await freePort(), await freePort()];
+      base = `http://127.0.0.1:${read}`;
+      ports = { 'write-api': write, 'read-api': read, projector };
       if (tier === 'mongodb') ports.relay = await freePort();
       env = {
         ...process.env,
@@ -91,7 +86,6 @@ function stackSuite(tier: Tier): void {
         WRITE_API_PORT: String(write),
         READ_API_PORT: String(read),
         PROJECTOR_PORT: String(projector),
-        EDGE_PORT: String(edgePort),
         EGGMESH_LOG_LEVEL: 'warn',
         ...(tier === 'mongodb'
           ? {
@@ -109,7 +103,11 @@ function stackSuite(tier: Tier): void {
       });
       stack.stdout?.on('data', (d) => output.push(String(d)));
       stack.stderr?.on('data', (d) => output.push(String(d)));
-      await until(async () => ((await fetch(`${edge}/ready`)).ok ? true : undefined), 150_000);
+      const ready = async (url: string) => (await fetch(`${url}/ready`)).ok;
+      await until(
+        async () => ((await ready(base)) && (await ready(`http://127.0.0.1:${write}`)) ? true : undefined),
+        150_000,
+      );
     }, 180_000);
 
     afterAll(async () => {
@@ -131,7 +129,7 @@ function stackSuite(tier: Tier): void {
       expect(banner.includes('relay '), 'a relay runs only with the log on Kafka').toBe(tier === 'mongodb');
     });
 
-    describe(`the ${label} through the edge`, () => {
+    describe(`the ${label} through the public port`, () => {
       const farms: Doc[] = [];
       const coops: Doc[] = [];
       const hens: Doc[] = [];
@@ -323,6 +321,25 @@ function stackSuite(tier: Tier): void {
         }
       });
 
+      it('starts its services with no node flags and no memory settings of its own', async () => {
+        for (const [name, port] of Object.entries(ports)) {
+          const { pid } = (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as Doc;
+          const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+          expect(
+            environ.filter((e) => /^(MALLOC_ARENA_MAX|NODE_OPTIONS)=/.test(e)),
+            name,
+          ).toEqual(
+            [
+              `MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX}`,
+              `NODE_OPTIONS=${process.env.NODE_OPTIONS}`,
+            ].filter((e) => !e.endsWith('=undefined')),
+          );
+          const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+          const script = argv.findIndex((arg) => arg.endsWith('.js'));
+          expect(argv.slice(1, script), name).toEqual([]);
+        }
+      });
+
       it('a second stack on the same ports stops, naming the busy port, and never says it is up', async () => {
         const second = mkdtempSync(join(tmpdir(), 'eggmesh-stack-second-'));
         try {
@@ -354,14 +371,14 @@ function stackSuite(tier: Tier): void {
           rmSync(second, { recursive: true, force: true });
         }
         // The first stack is untouched.
-        expect((await fetch(`${edge}/ready`)).ok).toBe(true);
+        expect((await fetch(`${base}/ready`)).ok).toBe(true);
       });
 
       it('stops every process on SIGINT and exits 0', async () => {
         const exited = new Promise<number | null>((resolve) => stack.once('exit', (code) => resolve(code)));
         stack.kill('SIGINT');
         expect(await exited).toBe(0);
-        await expect(fetch(`${edge}/health`)).rejects.toThrow();
+        await expect(fetch(`${base}/health`)).rejects.toThrow();
       });
     });
   });

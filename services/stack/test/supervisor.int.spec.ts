@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { formatLogLine, Supervisor } from '../src/supervisor.js';
+import { logFormatter, Supervisor } from '../src/supervisor.js';
 import { freePort } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'eggmesh-supervisor-'));
@@ -20,21 +20,6 @@ const waitFor = async (check: () => boolean, ms = 10_000) => {
     if (Date.now() > deadline) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 20));
   }
-};
-
-/** A started supervisor of one service it probes on /health every 100 ms, and the lines it wrote. */
-const probed = (name: string, file: string, port: number) => {
-  const lines: string[] = [];
-  const supervisor = new Supervisor({
-    services: [{ name, script: file, healthUrl: `http://127.0.0.1:${port}/health` }],
-    env: process.env,
-    write: (l) => lines.push(l),
-    shutdownTimeoutMs: 500,
-    backoffMs: 20,
-    healthProbe: { intervalMs: 100, timeoutMs: 100, failures: 3 },
-  });
-  supervisor.start();
-  return { lines, supervisor };
 };
 
 describe('supervisor', () => {
@@ -57,7 +42,8 @@ describe('supervisor', () => {
     supervisor.start();
     await waitFor(() => lines.length >= 2);
     await supervisor.stop();
-    expect(lines).toContain('[talker] 00:00:00 INFO  hello port=1');
+    const clock = new Date(0).toTimeString().slice(0, 8);
+    expect(lines).toContain(`[talker] [${clock}] INFO: hello {"port":1}`);
     expect(lines).toContain('[talker] plain');
   });
 
@@ -149,76 +135,6 @@ describe('supervisor', () => {
     expect(lines.some((l) => l.includes('restarting'))).toBe(false);
   });
 
-  it('kills and restarts a service that stops answering /health', async () => {
-    const port = await freePort();
-    // Answers /health, then (a moment after its first answer) blocks its event loop for good.
-    const hang = script(
-      'hang.mjs',
-      `import http from 'node:http';
-let answered = false;
-http.createServer((req, res) => {
-  res.setHeader('content-type', 'application/json');
-  res.end(JSON.stringify({ status: 'ok', pid: process.pid }));
-  if (!answered) { answered = true; console.log('answered'); setTimeout(() => { for (;;) {} }, 200); }
-}).listen(${port}, '127.0.0.1');`,
-    );
-    const { lines, supervisor } = probed('hang', hang, port);
-    let first: number | undefined;
-    try {
-      await waitFor(() => lines.filter((l) => l.endsWith(' answered')).length >= 1);
-      first = supervisor.pids().hang;
-      await waitFor(() => lines.filter((l) => l.endsWith(' answered')).length >= 2, 20_000);
-    } finally {
-      await supervisor.stop();
-    }
-    expect(supervisor.pids().hang).toBeUndefined();
-    const notice = lines.find((l) => l.includes('not answering'));
-    expect(notice).toContain(`[hang] not answering http://127.0.0.1:${port}/health (3 probes in a row)`);
-    expect(notice).toContain(`killing pid ${first}`);
-    expect(lines.some((l) => /exited \(SIGKILL\); restarting/.test(l))).toBe(true);
-  });
-
-  it('probes /health over one kept-alive connection, and over a new one once the service closed it', async () => {
-    const port = await freePort();
-    // Prints, on each probe, how many connections it has accepted so far; closes its idle
-    // connections after 150 ms (as a short keep-alive timeout would) from the fourth probe on.
-    const counted = script(
-      'counted.mjs',
-      `import http from 'node:http';
-let connections = 0;
-let requests = 0;
-const server = http.createServer((req, res) => {
-  requests += 1;
-  res.setHeader('content-type', 'application/json');
-  res.end(JSON.stringify({ status: 'ok', pid: process.pid }));
-  console.log('probe ' + requests + ' on connection ' + connections);
-  if (requests === 4) server.keepAliveTimeout = 150;
-});
-server.keepAliveTimeout = 60_000;
-server.on('connection', () => { connections += 1; });
-server.listen(${port}, '127.0.0.1');`,
-    );
-    const { lines, supervisor } = probed('counted', counted, port);
-    const probes = () =>
-      lines.flatMap((l) => {
-        const m = / probe (\d+) on connection (\d+)$/.exec(l);
-        return m ? [[Number(m[1]), Number(m[2])] as const] : [];
-      });
-    try {
-      await waitFor(() => probes().length >= 8, 20_000);
-    } finally {
-      await supervisor.stop();
-    }
-    const seen = probes();
-    // Probes 1–4 share the first connection.
-    expect(seen.slice(0, 4).map(([, c]) => c)).toEqual([1, 1, 1, 1]);
-    // After that the service drops idle connections; every probe still gets its answer, and the
-    // service was never taken for dead.
-    expect(seen.at(-1)![1]).toBeGreaterThan(1);
-    expect(lines.some((l) => l.includes('not answering'))).toBe(false);
-    expect(lines.some((l) => /exited/.test(l) && !/SIGTERM|code 0/.test(l))).toBe(false);
-  });
-
   it('does not restart a service that cannot start (bad configuration, port in use) and says why', async () => {
     const lines: string[] = [];
     const gaveUp: string[] = [];
@@ -227,7 +143,7 @@ server.listen(${port}, '127.0.0.1');`,
         {
           name: 'busy',
           script: script('busy.mjs', 'process.exit(98);'),
-          healthUrl: 'http://127.0.0.1:4321/health',
+          port: 4321,
         },
         { name: 'misconfigured', script: script('misconfigured.mjs', 'process.exit(2);') },
       ],
@@ -252,10 +168,13 @@ server.listen(${port}, '127.0.0.1');`,
     );
   });
 
-  it('leaves lines that are not JSON alone', () => {
-    expect(formatLogLine('{not json')).toBe('{not json');
-    expect(formatLogLine('{"level":50,"time":86400000,"msg":"boom","err":{"message":"x"}}')).toBe(
-      '00:00:00 ERROR boom err={"message":"x"}',
+  it('formats pino lines with pino-pretty, without the service and pid the prefix gives, and leaves other lines alone', () => {
+    const format = logFormatter(false);
+    expect(format('{not json')).toBe('{not json');
+    expect(format('plain text')).toBe('plain text');
+    const line = format(
+      '{"level":50,"time":86400000,"pid":7,"hostname":"h","service":"write-api","msg":"boom","port":1}',
     );
+    expect(line).toBe(`[${new Date(86_400_000).toTimeString().slice(0, 8)}] ERROR: boom {"port":1}`);
   });
 });

@@ -1,80 +1,28 @@
 import { readFileSync } from 'node:fs';
 import { METHODS } from 'node:http';
-import { entityNames } from '@eggmesh/schema';
+import { ApiError, prepareRest, registerRest, restNotFound } from '@eggmesh/rest';
 import {
-  Authenticator,
-  type Config,
+  type ConfigOf,
   createMetrics,
-  EggmeshError,
   healthResponseSchema,
-  type Metrics,
   serviceApp,
   servicePlugin,
 } from '@eggmesh/service-kit';
 import type { EntityReader, PrimaryStore } from '@eggmesh/store';
-import { isStoreError, storeErrorCodes } from '@eggmesh/store';
-import type {
-  FastifyError,
-  FastifyInstance,
-  FastifyReply,
-  FastifyRequest,
-  FastifyServerOptions,
-} from 'fastify';
-import { ApiError } from './errors.js';
-import { sharedSchemas } from './route-schemas.js';
-import { allowedMethods, registerEntityRoutes } from './routes/entities.js';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 
 export interface WriteApiOptions {
-  readonly config: Config;
-  /**
-   * Where writes go. Without it the app answers the REST reads only (GET and HEAD of
-   * `/<entity>/api…`, through the same routes, errors and hooks) and has no docs and no `/ready`:
-   * what a read process serves in place of forwarding them (the edge on SQLite, see services/edge).
-   */
-  readonly primary?: PrimaryStore;
+  readonly config: ConfigOf<'write-api'>;
+  /** Where writes go. */
+  readonly primary: PrimaryStore;
   readonly reader: EntityReader;
   readonly clock?: () => number;
   readonly logger?: FastifyServerOptions['logger'];
-  /** The process's metrics when it serves other apps too (the edge); else the app has its own. */
-  readonly metrics?: Metrics;
 }
 
 const version = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
 ).version;
-
-/**
- * Maps storage and framework failures onto the error catalogue. `index` (the failing item) is kept
- * for bulk requests only: a single write is one operation, so the store's index 0 says nothing.
- */
-function toApiError(error: FastifyError | Error, bodyLimit: number, bulk: boolean): EggmeshError {
-  if (error instanceof EggmeshError) return error;
-  if (isStoreError(error)) {
-    const at = error.index === undefined || !bulk ? {} : { index: error.index };
-    if (error.code === storeErrorCodes.ALREADY_EXISTS) {
-      return new ApiError('EGGMESH_ALREADY_EXISTS', [error.entity ?? '', error.id ?? ''], at);
-    }
-    if (error.code === storeErrorCodes.NOT_FOUND) {
-      return new ApiError('EGGMESH_NOT_FOUND', [error.entity ?? '', error.id ?? ''], at);
-    }
-    // Storage unreachable (the scaled tier's MongoDB is down): nothing was acknowledged; retry later.
-    if (error.code === storeErrorCodes.UNAVAILABLE) return new ApiError('EGGMESH_UNAVAILABLE');
-  }
-  const code = (error as FastifyError).code;
-  switch (code) {
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ApiError('EGGMESH_BAD_JSON');
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError('EGGMESH_BODY_TOO_LARGE', [bodyLimit]);
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError('EGGMESH_UNSUPPORTED_MEDIA_TYPE');
-  }
-  if ((error as FastifyError).statusCode === 400 && error instanceof SyntaxError)
-    return new ApiError('EGGMESH_BAD_JSON');
-  if ((error as FastifyError).statusCode === 400) return new ApiError('EGGMESH_BAD_QUERY', [error.message]);
-  return new ApiError('EGGMESH_INTERNAL');
-}
 
 /** Builds the write service; it never listens (server.ts does). */
 export async function buildApp(options: WriteApiOptions): Promise<FastifyInstance> {
@@ -93,45 +41,19 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
     if (method !== 'CONNECT' && !app.supportedMethods.includes(method))
       app.addHttpMethod(method, { hasBody: true });
   }
-  // Route schemas document the contract and serialize responses; the handlers validate requests
-  // themselves (zod for bodies), so errors keep the EGGMESH_* format.
-  app.setValidatorCompiler(() => () => true);
-  for (const schema of sharedSchemas(entityNames, config.maxFutureMs)) app.addSchema(schema);
-  const metrics = options.metrics ?? createMetrics();
+  const metrics = createMetrics();
   await app.register(servicePlugin, { config, service: 'write-api', metrics, pages: ['/docs'] });
   // Bodies are JSON only: without this, text/plain bodies would reach validation as strings (400, not 415).
   app.removeContentTypeParser('text/plain');
-
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    // A request no route matches fails before the not-found handler when its body cannot be read
-    // (QUERY without a content type…): the missing route is still the answer.
-    if (request.is404) return notFound(request, reply);
-    const bulk = request.routeOptions.url?.endsWith('/bulk') ?? false;
-    const apiError = toApiError(error, request.routeOptions.bodyLimit ?? config.bodyLimitBytes, bulk);
-    if (apiError.code === 'EGGMESH_INTERNAL') request.log.error({ err: error }, 'unhandled error');
-    reply.code(apiError.statusCode).send(apiError.toBody());
-  });
-  const notFound = (request: FastifyRequest, reply: FastifyReply) => {
-    const path = request.url.split('?')[0] ?? '';
-    const allowed = allowedMethods(path);
-    const error = allowed
-      ? new ApiError('EGGMESH_METHOD_NOT_ALLOWED', [request.method, path])
-      : new ApiError('EGGMESH_ROUTE_NOT_FOUND', [request.method, path]);
-    if (allowed) reply.header('allow', allowed.join(', '));
-    reply.code(error.statusCode).send(error.toBody());
-  };
-  app.setNotFoundHandler(notFound);
-
-  const { primary } = options;
-  if (primary) await documentAndProbe(app, primary);
-
-  await registerEntityRoutes(app, {
+  prepareRest(app, config);
+  app.setNotFoundHandler(restNotFound);
+  await documentAndProbe(app, options.primary);
+  await registerRest(app, {
     config,
-    primary,
+    primary: options.primary,
     reader: options.reader,
-    clock: options.clock ?? Date.now,
-    auth: new Authenticator(config.auth),
     metrics,
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   return app;
 }

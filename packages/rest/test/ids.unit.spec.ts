@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { idGenerator, uuidV7 } from '../src/ids.js';
-import { UUID_V4, UUID_V7, uuidTime } from './helpers.js';
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+/** The Unix time in ms a UUID v7 carries in its first 48 bits. */
+const uuidTime = (id: string) => Number.parseInt(id.replace('-', '').slice(0, 12), 16);
 
 describe('server-assigned ids', () => {
   it('a UUID v7 carries the given time in ms, the version 7 and the RFC 9562 variant', () => {

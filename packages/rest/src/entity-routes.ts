@@ -1,18 +1,25 @@
 import { materialize, type projectionNames } from '@eggmesh/projections';
 import { type EntityDefinition, type EntityName, entities, entityNames } from '@eggmesh/schema';
-import type { Access, Authenticator, Config, Metrics } from '@eggmesh/service-kit';
+import type { Access, Authenticator, Metrics, RestConfig } from '@eggmesh/service-kit';
 import type { EntityReader, PrimaryStore, StoredRecord, WriteOperation } from '@eggmesh/store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ApiError, type Issue } from '../errors.js';
-import { idGenerator } from '../ids.js';
-import { INTEGER_QUERY, NUMBER_QUERY, routeSchemas } from '../route-schemas.js';
+import { ApiError, type Issue } from './errors.js';
+import { idGenerator } from './ids.js';
+import { INTEGER_QUERY, NUMBER_QUERY, routeSchemas } from './route-schemas.js';
+
+declare module 'fastify' {
+  interface FastifySchema {
+    /** Left out of the OpenAPI document (@fastify/swagger, on the write-api, reads it). */
+    hide?: boolean;
+  }
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface EntityRouteOptions {
-  readonly config: Config;
-  /** Absent: only the read routes (GET, HEAD) are registered. */
+  readonly config: RestConfig;
+  /** Absent: only the read routes (GET, HEAD) are registered; `POST …/bulk/read` goes with the writes. */
   readonly primary: PrimaryStore | undefined;
   /** Reads every entity: the primary for actors and events, the projection store for projections. */
   readonly reader: EntityReader;
@@ -129,16 +136,6 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
     return readMany(ids, queryAt(request.query));
   });
 
-  app.post(`${base}/bulk/read`, { schema: schemas.bulkRead, ...reads }, async (request) => {
-    const result = bulkReadBody.safeParse(request.body);
-    if (!result.success) {
-      throw new ApiError('EGGMESH_VALIDATION', ['bulk read request'], {
-        issues: zodIssues(result.error, []),
-      });
-    }
-    return readMany(result.data.ids, result.data.at);
-  });
-
   app.get<{ Params: IdParams; Querystring: Query }>(
     `${base}/:id`,
     { schema: schemas.get, ...reads },
@@ -151,6 +148,17 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
     },
   );
   if (!primary) return;
+
+  // A read, but a POST: the route table sends every POST to the write side, so it is registered there.
+  app.post(`${base}/bulk/read`, { schema: schemas.bulkRead, ...reads }, async (request) => {
+    const result = bulkReadBody.safeParse(request.body);
+    if (!result.success) {
+      throw new ApiError('EGGMESH_VALIDATION', ['bulk read request'], {
+        issues: zodIssues(result.error, []),
+      });
+    }
+    return readMany(result.data.ids, result.data.at);
+  });
 
   const hidden = { schema: { hide: true } };
   if (isProjection) {

@@ -14,8 +14,8 @@ export function landingPage(): string {
 </head>
 <body>
 <h1>eggmesh</h1>
-<p>The front door of the egg economy: REST on <code>/&lt;entity&gt;/api</code> (write-api),
-GraphQL on <code>/&lt;entity&gt;/graph</code> and <code>/graphql</code> (read-api).</p>
+<p>The egg economy: REST on <code>/&lt;entity&gt;/api</code> (writes go to the write-api),
+GraphQL on <code>/&lt;entity&gt;/graph</code> and <code>/graphql</code>.</p>
 <ul>
 <li><a href="/graphiql">GraphiQL</a>: explore the unified <code>/graphql</code> schema</li>
 <li><a href="/docs">REST reference</a> (OpenAPI: <a href="/openapi.json">/openapi.json</a>)</li>
@@ -28,13 +28,13 @@ GraphQL on <code>/&lt;entity&gt;/graph</code> and <code>/graphql</code> (read-ap
   return page;
 }
 
-/** docs/api.md of the checkout the edge runs from (services/edge/dist → ../../../docs), read once. */
+/** docs/api.md of the checkout the read-api runs from (services/read-api/dist/http → docs/), read once. */
 let apiGuide: string | null | undefined;
 
 export function apiGuideText(): string | null {
   if (apiGuide === undefined) {
     try {
-      apiGuide = readFileSync(new URL('../../../docs/api.md', import.meta.url), 'utf8');
+      apiGuide = readFileSync(new URL('../../../../docs/api.md', import.meta.url), 'utf8');
     } catch {
       apiGuide = null;
     }

@@ -5,7 +5,7 @@ import {
   type JsonSchema,
   jsonSchemaOf,
 } from '@eggmesh/schema';
-import type { Config } from '@eggmesh/service-kit';
+import type { RestConfig } from '@eggmesh/service-kit';
 import { errorCatalogue } from './errors.js';
 
 /**
@@ -130,7 +130,7 @@ export interface RouteSchemas {
 }
 
 /** The schema of every REST operation on one entity. */
-export function routeSchemas(name: EntityName, config: Config): RouteSchemas {
+export function routeSchemas(name: EntityName, config: RestConfig): RouteSchemas {
   const def = entities[name];
   const tags = [name];
   // What this configuration can also answer: 401/403 where a token is required, 429 with a rate limit.

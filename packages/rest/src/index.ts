@@ -1,0 +1,4 @@
+export { ApiError, type Issue } from './errors.js';
+export { composeHaproxyConfig, type DnsReplicas, type HaproxyOptions, haproxyConfig } from './haproxy.js';
+export { prepareRest, type RestOptions, registerRest, restNotFound } from './rest.js';
+export { pathPattern, READ_METHODS, sideOf, type WriteRoute, writeRoutes } from './route-table.js';
