@@ -3,14 +3,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { haproxyConfig } from '@eggmesh/rest';
-import { loadConfig } from '@eggmesh/service-kit';
+import { httpLimits, loadConfig } from '@eggmesh/service-kit';
 
 /**
  * HAProxy (on PATH) in front of the bench's write-api and read-api, with the configuration compose runs
  * (generated from the route table), on BENCH_HAPROXY_PORT; the bench starts and stops it like a service.
  * SIGTERM stops HAProxy softly (SIGUSR1: open requests finish).
  */
-const config = loadConfig();
+const config = loadConfig('stack');
 const port = Number(process.env.BENCH_HAPROXY_PORT);
 const dir = mkdtempSync(join(tmpdir(), 'eggmesh-bench-haproxy-'));
 const file = join(dir, 'haproxy.cfg');
@@ -20,11 +20,11 @@ writeFileSync(
     bind: `127.0.0.1:${port}`,
     write: `127.0.0.1:${config.ports.write}`,
     read: [`127.0.0.1:${config.ports.read}`],
-    keepAliveTimeoutMs: config.http.keepAliveTimeoutMs,
-    headersTimeoutMs: config.http.headersTimeoutMs,
-    requestTimeoutMs: config.http.requestTimeoutMs,
+    keepAliveTimeoutMs: httpLimits.keepAliveTimeoutMs,
+    headersTimeoutMs: httpLimits.headersTimeoutMs,
+    requestTimeoutMs: httpLimits.requestTimeoutMs,
     bodyLimitBytes: config.bodyLimitBytes,
-    maxConnections: config.http.maxConnections,
+    maxConnections: httpLimits.maxConnections,
     checkIntervalMs: 2000,
   }),
 );

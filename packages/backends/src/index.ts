@@ -16,7 +16,10 @@ export type {
  * The registry of storage backends, by `EGGMESH_STORE`: a new backend is one adapter package plus one
  * line here. Each is loaded only when chosen (a SQLite process never loads the MongoDB driver).
  */
-const backends: Record<Config['store'], (config: BackendConfig, service: string, say: (m: string) => void) => Promise<Backend>> = {
+const backends: Record<
+  Config['store'],
+  (config: BackendConfig, service: string, say: (m: string) => void) => Promise<Backend>
+> = {
   sqlite: async (config, _service, say) => (await import('./sqlite.js')).sqliteBackend(config, say),
   mongodb: async (config, service) => (await import('./mongodb.js')).mongodbBackend(config, service),
 };

@@ -4,9 +4,16 @@ import type { LogConfig, LogSource } from './types.js';
 /** The topic the relay publishes the primary's log to, consumed by the projector's group. */
 export function kafkaLog(
   config: LogConfig,
-  options: { readonly bufferEntries: number; readonly onLog: (level: 'error' | 'warn' | 'info', message: string) => void },
+  options: {
+    readonly bufferEntries: number;
+    readonly onLog: (level: 'error' | 'warn' | 'info', message: string) => void;
+  },
 ): LogSource {
-  const client = kafkajsClient({ brokers: config.kafka.brokers, topic: config.kafka.topic, clientId: 'eggmesh-projector' });
+  const client = kafkajsClient({
+    brokers: config.kafka.brokers,
+    topic: config.kafka.topic,
+    clientId: 'eggmesh-projector',
+  });
   const log = new KafkaEventLog({
     client,
     groupId: projectorGroup(config.kafka.topic),

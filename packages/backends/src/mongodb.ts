@@ -26,12 +26,20 @@ export function mongodbBackend(config: BackendConfig, service: string): Backend 
     describe: () => ({ store: 'mongodb', uri, db: dbName }),
     async openWriteSide() {
       const primary = new ConnectingPrimaryStore(
-        new Connecting(() => openMongoPrimaryStore({ uri, dbName, serverSelectionTimeoutMS: SERVER_SELECTION_MS }), log()),
+        new Connecting(
+          () => openMongoPrimaryStore({ uri, dbName, serverSelectionTimeoutMS: SERVER_SELECTION_MS }),
+          log(),
+        ),
       );
       // The write-api's REST reads go to the primary, so a client reads its own writes at once.
       const reader = new ConnectingReadStore(
         new Connecting(() =>
-          openMongoReadStore({ uri, dbName, readPreference: 'primary', serverSelectionTimeoutMS: SERVER_SELECTION_MS }),
+          openMongoReadStore({
+            uri,
+            dbName,
+            readPreference: 'primary',
+            serverSelectionTimeoutMS: SERVER_SELECTION_MS,
+          }),
         ),
       );
       return {
@@ -60,7 +68,12 @@ export function mongodbBackend(config: BackendConfig, service: string): Backend 
       );
       const restReader = new ConnectingReadStore(
         new Connecting(() =>
-          openMongoReadStore({ uri, dbName, readPreference: 'primary', serverSelectionTimeoutMS: SERVER_SELECTION_MS }),
+          openMongoReadStore({
+            uri,
+            dbName,
+            readPreference: 'primary',
+            serverSelectionTimeoutMS: SERVER_SELECTION_MS,
+          }),
         ),
       );
       return {
@@ -78,7 +91,9 @@ export function mongodbBackend(config: BackendConfig, service: string): Backend 
     },
     async openProjections() {
       const store = new ConnectingProjectionStore(
-        new Connecting(() => openMongoProjectionStore({ uri, dbName, serverSelectionTimeoutMS: SERVER_SELECTION_MS })),
+        new Connecting(() =>
+          openMongoProjectionStore({ uri, dbName, serverSelectionTimeoutMS: SERVER_SELECTION_MS }),
+        ),
       );
       return {
         current: () => store,

@@ -1,5 +1,5 @@
 import { entityNames } from '@eggmesh/schema';
-import { Authenticator, type RestConfig, EggmeshError, type Metrics } from '@eggmesh/service-kit';
+import { Authenticator, EggmeshError, type Metrics, type RestConfig } from '@eggmesh/service-kit';
 import type { EntityReader, PrimaryStore } from '@eggmesh/store';
 import { isStoreError, storeErrorCodes } from '@eggmesh/store';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

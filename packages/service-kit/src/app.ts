@@ -27,7 +27,8 @@ export function withServiceDefaults<A extends FastifyInstance>(app: A): A {
  */
 export function serviceApp(
   config: Pick<Config, 'bodyLimitBytes' | 'logRequests' | 'trustedProxies'>,
-  options: FastifyHttpOptions<Server> = {}): FastifyInstance {
+  options: FastifyHttpOptions<Server> = {},
+): FastifyInstance {
   const app: FastifyInstance = Fastify({
     bodyLimit: config.bodyLimitBytes,
     logController: requestLogging(config.logRequests),

@@ -54,10 +54,15 @@ export function formatUsage<O extends Readonly<Record<string, CliOption>>>(spec:
   ]);
   flags.push(['-h, --help', 'print this help and exit']);
   const env: [string, string][] = [
-    ...[...new Set([...(spec.config ? settingNames(spec.config) : []), ...(spec.env ?? [])])].map((name): [string, string] => {
-      const setting: Setting = settings[name];
-      return [name, setting.default === undefined ? '(derived, see the docs)' : `default ${setting.default}`];
-    }),
+    ...[...new Set([...(spec.config ? settingNames(spec.config) : []), ...(spec.env ?? [])])].map(
+      (name): [string, string] => {
+        const setting: Setting = settings[name];
+        return [
+          name,
+          setting.default === undefined ? '(derived, see the docs)' : `default ${setting.default}`,
+        ];
+      },
+    ),
     ...(spec.otherEnv ?? []).map((v): [string, string] => [v.name, `default ${v.default}: ${v.description}`]),
   ];
   const table = (rows: [string, string][]) => {

@@ -26,7 +26,8 @@ const setting = <T, D extends string | undefined>(
   expected: string,
   read: z.ZodType<T, string>,
   secret = false,
-): Setting<T, D> => Object.freeze({ section, default: fallback, expected, read, ...(secret ? { secret } : {}) });
+): Setting<T, D> =>
+  Object.freeze({ section, default: fallback, expected, read, ...(secret ? { secret } : {}) });
 
 /** A whole number in plain decimal digits (not `8e3`, `0x1f`, ` 8 ` or `8.0`), within min..max. */
 const int = (section: Section, fallback: number, min: number, max?: number) =>
@@ -47,8 +48,11 @@ const int = (section: Section, fallback: number, min: number, max?: number) =>
       ),
   );
 const port = (fallback: number) => int('deployment', fallback, 0, 65_535);
-const oneOf = <const V extends string>(section: Section, values: readonly [V, ...V[]], fallback: NoInfer<V>) =>
-  setting(section, fallback, `one of ${values.join(', ')}`, z.enum(values));
+const oneOf = <const V extends string>(
+  section: Section,
+  values: readonly [V, ...V[]],
+  fallback: NoInfer<V>,
+) => setting(section, fallback, `one of ${values.join(', ')}`, z.enum(values));
 const flag = (section: Section) =>
   setting(section, 'false', 'one of true, false, 1, 0', z.enum(['true', 'false', '1', '0']).transform(isOn));
 function text(section: Section): Setting<string, undefined>;
@@ -75,7 +79,11 @@ const isProxyEntry = (entry: string) => {
   const [address = '', prefix, ...rest] = entry.split('/');
   const family = isIP(address);
   const bits = family === 4 ? 32 : 128;
-  return family !== 0 && rest.length === 0 && (prefix === undefined || (/^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= bits));
+  return (
+    family !== 0 &&
+    rest.length === 0 &&
+    (prefix === undefined || (/^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= bits))
+  );
 };
 /** `none`, or addresses, CIDR ranges and keywords separated by commas, as Fastify's `trustProxy` takes them. */
 const proxies = (section: Section, fallback: string) =>
@@ -225,7 +233,12 @@ const slices = {
     shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
   })),
   http: slice(
-    ['EGGMESH_CORS_ORIGIN', 'EGGMESH_BODY_LIMIT_BYTES', 'EGGMESH_RATE_LIMIT_PER_MIN', 'EGGMESH_TRUSTED_PROXIES'],
+    [
+      'EGGMESH_CORS_ORIGIN',
+      'EGGMESH_BODY_LIMIT_BYTES',
+      'EGGMESH_RATE_LIMIT_PER_MIN',
+      'EGGMESH_TRUSTED_PROXIES',
+    ],
     (v) => ({
       corsOrigin: v.EGGMESH_CORS_ORIGIN,
       bodyLimitBytes: v.EGGMESH_BODY_LIMIT_BYTES,
@@ -359,7 +372,7 @@ export type HttpConfig = Readonly<Built<Slices['http']>>;
 /** What the REST contract reads (the write-api serves it whole, the read-api its reads). */
 export type RestConfig = Pick<
   Config,
-  'auth' | 'bulkMaxItems' | 'idVersion' | 'list' | 'maxFutureMs' | 'rateLimitPerMin'
+  'auth' | 'bodyLimitBytes' | 'bulkMaxItems' | 'idVersion' | 'list' | 'maxFutureMs' | 'rateLimitPerMin'
 >;
 
 /** The variables a command reads, in the table's order. */
@@ -377,9 +390,7 @@ function configSchema<K extends ServiceName>(service: K) {
     .object(Object.fromEntries(names.map((name) => [name, variable(name)])))
     .transform((values, ctx) => {
       const problems: string[] = [];
-      const parts = serviceSlices[service].map((s) =>
-        slices[s].build(values as never, problems),
-      );
+      const parts = serviceSlices[service].map((s) => slices[s].build(values as never, problems));
       for (const message of problems) ctx.addIssue({ code: 'custom', message, path: [] });
       return Object.freeze(Object.assign({}, ...parts)) as ConfigOf<K>;
     });

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { ConfigError, parseConfig, settingNames, settings } from '@eggmesh/service-kit';
 import { describe, expect, it } from 'vitest';
 
-const loadConfig = (env: Record<string, string | undefined>) => parseConfig(env);
 const doc = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
 const documented = new Map(
   [...doc.matchAll(/^\| `([A-Z_]+)` \| ([^|]+) \|/gm)].map((m) => [m[1]!, m[2]!.trim().replace(/`/g, '')]),
@@ -36,11 +35,11 @@ describe('configuration', () => {
         .map(([name, setting]) => [name, String(setting.default)]),
     );
     expect(Object.keys(explicit).length).toBeGreaterThanOrEqual(30);
-    expect(loadConfig(explicit)).toEqual(loadConfig({}));
+    expect(parseConfig(explicit)).toEqual(parseConfig({}));
   });
 
   it('gives the documented ports and a frozen object', () => {
-    const config = loadConfig({});
+    const config = parseConfig({});
     expect(config.ports).toEqual({ write: 3034, read: 5088, projector: 3036, relay: 3037 });
     expect(config.dev).toEqual({ mongodbPort: 27017, kafkaPort: 9092 });
     expect(config.host).toBe('127.0.0.1');
@@ -49,13 +48,13 @@ describe('configuration', () => {
   });
 
   it('reads overrides and refuses bad values with every problem listed', () => {
-    expect(loadConfig({ WRITE_API_PORT: '4000', EGGMESH_LOG_REQUESTS: 'true' })).toMatchObject({
+    expect(parseConfig({ WRITE_API_PORT: '4000', EGGMESH_LOG_REQUESTS: 'true' })).toMatchObject({
       ports: { write: 4000 },
       logRequests: true,
     });
     const error = (() => {
       try {
-        loadConfig({ WRITE_API_PORT: 'abc', EGGMESH_SQLITE_SYNC: 'sometimes' });
+        parseConfig({ WRITE_API_PORT: 'abc', EGGMESH_SQLITE_SYNC: 'sometimes' });
       } catch (e) {
         return e;
       }
@@ -63,7 +62,7 @@ describe('configuration', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect(String(error)).toMatch(/WRITE_API_PORT/);
     expect(String(error)).toMatch(/EGGMESH_SQLITE_SYNC/);
-    expect(() => loadConfig({ EGGMESH_LIST_DEFAULT_LIMIT: '50', EGGMESH_LIST_MAX_LIMIT: '10' })).toThrow(
+    expect(() => parseConfig({ EGGMESH_LIST_DEFAULT_LIMIT: '50', EGGMESH_LIST_MAX_LIMIT: '10' })).toThrow(
       /must not exceed/,
     );
   });
@@ -84,19 +83,19 @@ describe('configuration', () => {
   });
 
   it('keeps tuning internals as constants, not settings', () => {
-    const config = loadConfig({});
+    const config = parseConfig({});
     expect(config.graphql).toMatchObject({ maxFields: 2000, maxTokens: 5000, maxRows: 100_000 });
     expect(config.projector).toEqual({ batchSize: 2000, idlePollMs: 5000 });
     expect(Object.keys(settings).length).toBeLessThanOrEqual(40);
   });
 
   it('parses the MongoDB settings: store choice, URI, database', () => {
-    expect(loadConfig({})).toMatchObject({
+    expect(parseConfig({})).toMatchObject({
       store: 'sqlite',
       mongodb: { uri: 'mongodb://127.0.0.1:27017', dbName: 'eggmesh' },
     });
     expect(
-      loadConfig({
+      parseConfig({
         EGGMESH_STORE: 'mongodb',
         EGGMESH_MONGODB_URI: 'mongodb://a,b,c/?replicaSet=rs0&w=majority',
         EGGMESH_MONGODB_DB: 'farm',
@@ -107,7 +106,7 @@ describe('configuration', () => {
       mongodb: { uri: 'mongodb://a,b,c/?replicaSet=rs0&w=majority', dbName: 'farm' },
       dev: { mongodbPort: 0 },
     });
-    expect(() => loadConfig({ EGGMESH_STORE: 'postgres' })).toThrow(/EGGMESH_STORE/);
+    expect(() => parseConfig({ EGGMESH_STORE: 'postgres' })).toThrow(/EGGMESH_STORE/);
   });
 });
 
@@ -126,11 +125,11 @@ function problemsOf(env: Record<string, string | undefined>): string[] {
 
 describe('reading each kind of setting', () => {
   it('ports: the default when unset, 0 to 65535 in plain digits, anything else refused by name and value', () => {
-    expect(loadConfig({}).ports.write).toBe(3034);
-    expect(loadConfig({ WRITE_API_PORT: undefined }).ports.write).toBe(3034);
-    expect(loadConfig({ WRITE_API_PORT: '0' }).ports.write).toBe(0);
-    expect(loadConfig({ WRITE_API_PORT: '65535' }).ports.write).toBe(65_535);
-    expect(loadConfig({ RELAY_PORT: '0080' }).ports.relay).toBe(80);
+    expect(parseConfig({}).ports.write).toBe(3034);
+    expect(parseConfig({ WRITE_API_PORT: undefined }).ports.write).toBe(3034);
+    expect(parseConfig({ WRITE_API_PORT: '0' }).ports.write).toBe(0);
+    expect(parseConfig({ WRITE_API_PORT: '65535' }).ports.write).toBe(65_535);
+    expect(parseConfig({ RELAY_PORT: '0080' }).ports.relay).toBe(80);
     for (const bad of ['65536', '-1', '1.5', '1.0', 'abc', '1e3', '0x50', '+80', ' 80', '80 ', 'Infinity']) {
       expect(problemsOf({ WRITE_API_PORT: bad }), bad).toEqual([
         `WRITE_API_PORT: ${JSON.stringify(bad)} is not a whole number from 0 to 65535`,
@@ -148,8 +147,8 @@ describe('reading each kind of setting', () => {
   });
 
   it('counts: at least 1 (or 0), an upper bound where there is one, safe integers only', () => {
-    expect(loadConfig({ EGGMESH_BODY_LIMIT_BYTES: '1' }).bodyLimitBytes).toBe(1);
-    expect(loadConfig({ EGGMESH_BODY_LIMIT_BYTES: '9007199254740991' }).bodyLimitBytes).toBe(
+    expect(parseConfig({ EGGMESH_BODY_LIMIT_BYTES: '1' }).bodyLimitBytes).toBe(1);
+    expect(parseConfig({ EGGMESH_BODY_LIMIT_BYTES: '9007199254740991' }).bodyLimitBytes).toBe(
       Number.MAX_SAFE_INTEGER,
     );
     expect(problemsOf({ EGGMESH_BODY_LIMIT_BYTES: '0' })).toEqual([
@@ -158,11 +157,12 @@ describe('reading each kind of setting', () => {
     expect(problemsOf({ EGGMESH_BODY_LIMIT_BYTES: '9007199254740993' })).toEqual([
       'EGGMESH_BODY_LIMIT_BYTES: "9007199254740993" is not a whole number, 1 or more',
     ]);
-    expect(loadConfig({ EGGMESH_RATE_LIMIT_PER_MIN: '0' }).rateLimitPerMin).toBe(0);
-    expect(loadConfig({}).trustedProxies).toEqual(['loopback']);
-    expect(loadConfig({ EGGMESH_TRUSTED_PROXIES: 'none' }).trustedProxies).toEqual([]);
+    expect(parseConfig({ EGGMESH_RATE_LIMIT_PER_MIN: '0' }).rateLimitPerMin).toBe(0);
+    expect(parseConfig({}).trustedProxies).toEqual(['loopback']);
+    expect(parseConfig({ EGGMESH_TRUSTED_PROXIES: 'none' }).trustedProxies).toEqual([]);
     expect(
-      loadConfig({ EGGMESH_TRUSTED_PROXIES: '10.0.0.5, 172.16.0.0/12,fd00::/8 ,uniquelocal' }).trustedProxies,
+      parseConfig({ EGGMESH_TRUSTED_PROXIES: '10.0.0.5, 172.16.0.0/12,fd00::/8 ,uniquelocal' })
+        .trustedProxies,
     ).toEqual(['10.0.0.5', '172.16.0.0/12', 'fd00::/8', 'uniquelocal']);
     expect(problemsOf({ EGGMESH_TRUSTED_PROXIES: 'proxy.local, 10.0.0.0/33, 10.0.0.1' })).toEqual([
       'EGGMESH_TRUSTED_PROXIES: "proxy.local, 10.0.0.0/33, 10.0.0.1" is not addresses, CIDR ranges, loopback, linklocal or uniquelocal separated by commas (or none)',
@@ -170,18 +170,18 @@ describe('reading each kind of setting', () => {
     expect(problemsOf({ EGGMESH_RATE_LIMIT_PER_MIN: '-5' })).toEqual([
       'EGGMESH_RATE_LIMIT_PER_MIN: "-5" is not a whole number, 0 or more',
     ]);
-    expect(loadConfig({}).auth.clockSkewS).toBe(30);
-    expect(loadConfig({ EGGMESH_JWT_CLOCK_SKEW_S: '0' }).auth.clockSkewS).toBe(0);
-    expect(loadConfig({ EGGMESH_JWT_CLOCK_SKEW_S: '300' }).auth.clockSkewS).toBe(300);
+    expect(parseConfig({}).auth.clockSkewS).toBe(30);
+    expect(parseConfig({ EGGMESH_JWT_CLOCK_SKEW_S: '0' }).auth.clockSkewS).toBe(0);
+    expect(parseConfig({ EGGMESH_JWT_CLOCK_SKEW_S: '300' }).auth.clockSkewS).toBe(300);
     expect(problemsOf({ EGGMESH_JWT_CLOCK_SKEW_S: '301' })).toEqual([
       'EGGMESH_JWT_CLOCK_SKEW_S: "301" is not a whole number from 0 to 300',
     ]);
   });
 
   it('choices: the default when unset, any listed word, anything else refused with the list', () => {
-    expect(loadConfig({}).logLevel).toBe('info');
-    expect(loadConfig({ EGGMESH_LOG_LEVEL: 'debug' }).logLevel).toBe('debug');
-    expect(loadConfig({ EGGMESH_LOG: 'kafka' }).log).toBe('kafka');
+    expect(parseConfig({}).logLevel).toBe('info');
+    expect(parseConfig({ EGGMESH_LOG_LEVEL: 'debug' }).logLevel).toBe('debug');
+    expect(parseConfig({ EGGMESH_LOG: 'kafka' }).log).toBe('kafka');
     expect(problemsOf({ EGGMESH_LOG_LEVEL: 'verbose' })).toEqual([
       'EGGMESH_LOG_LEVEL: "verbose" is not one of fatal, error, warn, info, debug, trace, silent',
     ]);
@@ -194,33 +194,33 @@ describe('reading each kind of setting', () => {
   });
 
   it('flags: true/1 and false/0, anything else refused', () => {
-    expect(loadConfig({}).logRequests).toBe(false);
-    expect(loadConfig({ EGGMESH_LOG_REQUESTS: 'true' }).logRequests).toBe(true);
-    expect(loadConfig({ EGGMESH_LOG_REQUESTS: '1' }).logRequests).toBe(true);
-    expect(loadConfig({ EGGMESH_LOG_REQUESTS: '0' }).logRequests).toBe(false);
+    expect(parseConfig({}).logRequests).toBe(false);
+    expect(parseConfig({ EGGMESH_LOG_REQUESTS: 'true' }).logRequests).toBe(true);
+    expect(parseConfig({ EGGMESH_LOG_REQUESTS: '1' }).logRequests).toBe(true);
+    expect(parseConfig({ EGGMESH_LOG_REQUESTS: '0' }).logRequests).toBe(false);
     expect(problemsOf({ EGGMESH_LOG_REQUESTS: 'yes' })).toEqual([
       'EGGMESH_LOG_REQUESTS: "yes" is not one of true, false, 1, 0',
     ]);
   });
 
   it('text: the default when unset, any non-empty value; optional text stays unset', () => {
-    expect(loadConfig({ EGGMESH_HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(parseConfig({ EGGMESH_HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
     expect(problemsOf({ EGGMESH_HOST: '' })).toEqual([
       'EGGMESH_HOST: "" is empty; expected a value, or leave it unset for the default 127.0.0.1',
     ]);
-    expect(loadConfig({}).auth).not.toHaveProperty('issuer');
-    expect(loadConfig({ EGGMESH_JWT_ISSUER: 'https://id.example' }).auth.issuer).toBe('https://id.example');
+    expect(parseConfig({}).auth).not.toHaveProperty('issuer');
+    expect(parseConfig({ EGGMESH_JWT_ISSUER: 'https://id.example' }).auth.issuer).toBe('https://id.example');
     expect(problemsOf({ EGGMESH_JWT_ISSUER: '' })).toEqual([
       'EGGMESH_JWT_ISSUER: "" is empty; expected a value, or leave it unset',
     ]);
   });
 
   it('URLs: optional, trimmed, refused when they do not parse', () => {
-    expect(loadConfig({}).upstreams.write).toBe('http://127.0.0.1:3034');
-    expect(loadConfig({ EGGMESH_WRITE_API_URL: 'http://write.internal:9000' }).upstreams.write).toBe(
+    expect(parseConfig({}).upstreams.write).toBe('http://127.0.0.1:3034');
+    expect(parseConfig({ EGGMESH_WRITE_API_URL: 'http://write.internal:9000' }).upstreams.write).toBe(
       'http://write.internal:9000',
     );
-    expect(loadConfig({ EGGMESH_WRITE_API_URL: ' http://write.internal:9001 ' }).upstreams.write).toBe(
+    expect(parseConfig({ EGGMESH_WRITE_API_URL: ' http://write.internal:9001 ' }).upstreams.write).toBe(
       'http://write.internal:9001',
     );
     expect(problemsOf({ EGGMESH_WRITE_API_URL: '127.0.0.1:9000' })).toEqual([
@@ -239,7 +239,7 @@ describe('reading each kind of setting', () => {
     ]);
     expect(problems.join('\n')).not.toContain(short);
     const secret = 'x'.repeat(32);
-    expect(loadConfig({ EGGMESH_AUTH: 'jwt', EGGMESH_JWT_SECRET: secret }).auth.secret).toBe(secret);
+    expect(parseConfig({ EGGMESH_AUTH: 'jwt', EGGMESH_JWT_SECRET: secret }).auth.secret).toBe(secret);
   });
 
   it('lists every invalid setting at once, in table order, before any cross-field check', () => {

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp as buildReadApi } from '@eggmesh/read-api';
-import { CORS_METHODS, loadConfig, serviceApp, servicePlugin } from '@eggmesh/service-kit';
+import { CORS_METHODS, parseConfig, serviceApp, servicePlugin } from '@eggmesh/service-kit';
 import {
   dataFiles,
   openPrimaryStore,
@@ -47,7 +47,7 @@ interface Stack {
 async function startStack(env: Record<string, string> = {}): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), 'eggmesh-sec-'));
   const base = { EGGMESH_DATA_DIR: dir, EGGMESH_LOG_LEVEL: 'silent', ...env };
-  const config = loadConfig(base);
+  const config = parseConfig(base);
   const files = dataFiles(dir);
   const primary = openPrimaryStore({ file: files.primary });
   const reader = new SqliteReadStore(primary, new ProjectionReader(files.projectionsDir));
@@ -283,7 +283,7 @@ describe('CORS origins', () => {
 
 /** An app built as the services build theirs (serviceApp() and servicePlugin), with one plain route. */
 async function serviceLike(env: Record<string, string>): Promise<FastifyInstance> {
-  const config = loadConfig({ EGGMESH_LOG_LEVEL: 'silent', ...env });
+  const config = parseConfig({ EGGMESH_LOG_LEVEL: 'silent', ...env });
   const app = serviceApp(config);
   await app.register(servicePlugin, { config, service: 'test' });
   app.get('/x', async () => ({ ok: true }));

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { emptyFarm, emptyHen, emptyInventory } from '@eggmesh/projections';
 import type { EntityName } from '@eggmesh/schema';
-import { loadConfig, loggerOptions } from '@eggmesh/service-kit';
+import { loggerOptions, parseConfig } from '@eggmesh/service-kit';
 import type { WriteOperation } from '@eggmesh/store';
 import {
   dataFiles,
@@ -66,7 +66,7 @@ export async function fixture(options: FixtureOptions = {}): Promise<Fixture> {
   const primary = openPrimaryStore({ file: files.primary, clock });
   const projections = openProjectionStore({ dir: files.projectionsDir });
   const store = openReadStore(dir);
-  const config = loadConfig({ EGGMESH_DATA_DIR: dir, EGGMESH_LOG_LEVEL: 'silent', ...options.env });
+  const config = parseConfig({ EGGMESH_DATA_DIR: dir, EGGMESH_LOG_LEVEL: 'silent', ...options.env });
   const app = buildApp({
     config,
     store: options.wrap ? options.wrap(store) : store,

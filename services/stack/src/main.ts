@@ -1,9 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import {
-  loadConfig,
-  parseCommandLine,
-  withoutUnknownEnv,
-} from '@eggmesh/service-kit/config';
+import { loadConfig, parseCommandLine, withoutUnknownEnv } from '@eggmesh/service-kit/config';
 import { infraServers, scaledEnv } from './infra.js';
 import { type ServiceSpec, Supervisor } from './supervisor.js';
 

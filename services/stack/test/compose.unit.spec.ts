@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { composeHaproxyConfig } from '@eggmesh/rest';
-import { configSchema, loadConfig } from '@eggmesh/service-kit';
+import { configSchema, parseConfig } from '@eggmesh/service-kit';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
@@ -120,7 +120,7 @@ describe('infra/compose/docker-compose.yml', () => {
         known.filter((v) => !Object.hasOwn(notForCompose, v)).sort(),
       );
       // What the containers see with nothing overridden must pass the services' own validation.
-      const config = loadConfig(resolved(env));
+      const config = parseConfig(resolved(env));
       expect(config).toMatchObject({
         host: '0.0.0.0',
         dataDir: '/data',
@@ -189,7 +189,7 @@ describe('infra/compose/docker-compose.yml', () => {
     expect(haproxy.volumes).toEqual(['./haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro']);
     expect(Object.keys(haproxy.depends_on ?? {}).sort()).toEqual(['read-api', 'write-api']);
     // The committed file is the generator's output for the documented defaults: regenerate, never edit.
-    expect(read('infra/compose/haproxy.cfg')).toBe(composeHaproxyConfig(loadConfig({})));
+    expect(read('infra/compose/haproxy.cfg')).toBe(composeHaproxyConfig(parseConfig({})));
     // The names it routes to are the compose services', on their ports inside the network.
     const config = read('infra/compose/haproxy.cfg');
     expect(config).toContain(`write-api:${documented.get('WRITE_API_PORT')}`);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { haproxyConfig, sideOf } from '@eggmesh/rest';
-import { loadConfig } from '@eggmesh/service-kit';
+import { parseConfig } from '@eggmesh/service-kit';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freePort, type RunningStack, startStack, until } from './helpers.js';
 
@@ -183,7 +183,7 @@ describe('HAProxy with the generated configuration in front of the real services
   /** Starts HAProxy on a free port with the generated configuration (logging each request's backend). */
   async function haproxy(write: string, read: string): Promise<{ base: string; output: string[] }> {
     const port = await freePort();
-    const config = loadConfig({ EGGMESH_BODY_LIMIT_BYTES: '1000' });
+    const config = parseConfig({ EGGMESH_BODY_LIMIT_BYTES: '1000' });
     const text = haproxyConfig({
       bind: `127.0.0.1:${port}`,
       write,

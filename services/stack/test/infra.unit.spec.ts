@@ -1,16 +1,16 @@
 import { existsSync } from 'node:fs';
-import { loadConfig } from '@eggmesh/service-kit';
+import { parseConfig } from '@eggmesh/service-kit';
 import { describe, expect, it } from 'vitest';
 import { infraServers, scaledEnv } from '../src/infra.js';
 
 // The local servers `pnpm start:scaled` starts before the services, from one table (src/infra.ts).
 describe('the infra servers of the scaled dev stack', () => {
   it('starts none on the embedded tier', () => {
-    expect(infraServers(loadConfig({}))).toEqual([]);
+    expect(infraServers(parseConfig({}))).toEqual([]);
   });
 
   it('starts the MongoDB-wire server, then the Kafka broker, on their dev ports, and points the services at them', () => {
-    const config = loadConfig({
+    const config = parseConfig({
       ...scaledEnv,
       EGGMESH_DEV_MONGODB_PORT: '27999',
       EGGMESH_DEV_KAFKA_PORT: '19092',
@@ -35,10 +35,10 @@ describe('the infra servers of the scaled dev stack', () => {
 
   it('any store with any log: MongoDB with the log in the store starts no broker; SQLite with Kafka starts only the broker', () => {
     expect(
-      infraServers(loadConfig({ EGGMESH_STORE: 'mongodb', EGGMESH_LOG: 'store' })).map((s) => s.name),
+      infraServers(parseConfig({ EGGMESH_STORE: 'mongodb', EGGMESH_LOG: 'store' })).map((s) => s.name),
     ).toEqual(['mongodb']);
     expect(
-      infraServers(loadConfig({ EGGMESH_STORE: 'sqlite', EGGMESH_LOG: 'kafka' })).map((s) => s.name),
+      infraServers(parseConfig({ EGGMESH_STORE: 'sqlite', EGGMESH_LOG: 'kafka' })).map((s) => s.name),
     ).toEqual(['kafka']);
   });
 

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { loadConfig, loggerOptions } from '@eggmesh/service-kit';
+import { loggerOptions, parseConfig } from '@eggmesh/service-kit';
 import { dataFiles, openPrimaryStore, ProjectionReader, SqliteReadStore } from '@eggmesh/store-sqlite';
 import { buildApp } from '@eggmesh/write-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -252,7 +252,7 @@ describe('secrets and tokens stay out of the logs', () => {
         callback();
       },
     });
-    const config = loadConfig({
+    const config = parseConfig({
       EGGMESH_DATA_DIR: dir,
       EGGMESH_AUTH: 'jwt',
       EGGMESH_JWT_SECRET: SECRET,
@@ -299,7 +299,7 @@ describe('secrets and tokens stay out of the logs', () => {
 describe('auth configuration', () => {
   const problems = (env: Record<string, string>) => {
     try {
-      loadConfig(env);
+      parseConfig(env);
       return '';
     } catch (error) {
       return String(error);
@@ -320,10 +320,10 @@ describe('auth configuration', () => {
     expect(problems({ EGGMESH_AUTH_READS: 'true' })).toMatch(
       /EGGMESH_AUTH_READS=true needs EGGMESH_AUTH=jwt/,
     );
-    expect(loadConfig({ EGGMESH_AUTH: 'jwt', EGGMESH_JWKS: 'https://keys.test/jwks' }).auth.jwksUrl).toBe(
+    expect(parseConfig({ EGGMESH_AUTH: 'jwt', EGGMESH_JWKS: 'https://keys.test/jwks' }).auth.jwksUrl).toBe(
       'https://keys.test/jwks',
     );
-    expect(loadConfig({}).auth).toMatchObject({ mode: 'none', reads: false, clockSkewS: 30 });
+    expect(parseConfig({}).auth).toMatchObject({ mode: 'none', reads: false, clockSkewS: 30 });
   });
 
   it('a write-api started with EGGMESH_AUTH=jwt and no key prints the problem and exits 2; with none it says writes are open', () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EntityName, entities, entityNames } from '@eggmesh/schema';
-import { loadConfig } from '@eggmesh/service-kit';
+import { parseConfig } from '@eggmesh/service-kit';
 import { dataFiles, openPrimaryStore, ProjectionReader, SqliteReadStore } from '@eggmesh/store-sqlite';
 import { buildApp } from '@eggmesh/write-api';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
@@ -57,7 +57,7 @@ export interface TestApp {
 /** The write service over real SQLite files in a fresh temp dir; `env` overrides configuration. */
 export async function startApp(env: Record<string, string> = {}): Promise<TestApp> {
   const dir = tempDir();
-  const config = loadConfig({ EGGMESH_DATA_DIR: dir, ...env });
+  const config = parseConfig({ EGGMESH_DATA_DIR: dir, ...env });
   const files = dataFiles(dir);
   const clock = fakeClock();
   const primary = openPrimaryStore({ file: files.primary, clock });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { loadConfig } from '@eggmesh/service-kit';
+import { parseConfig } from '@eggmesh/service-kit';
 import {
   Connecting,
   ConnectingPrimaryStore,
@@ -48,7 +48,7 @@ describe(`write-api on MongoDB (${serverName}, file-backed) when the server is m
   it('not ready until MongoDB answers; 503 EGGMESH_UNAVAILABLE while it is gone; nothing acknowledged lost; resumes', async () => {
     const port = await freePort();
     const uri = `mongodb://127.0.0.1:${port}`;
-    const config = loadConfig({
+    const config = parseConfig({
       EGGMESH_STORE: 'mongodb',
       EGGMESH_MONGODB_URI: uri,
       EGGMESH_DATA_DIR: dataDir,
@@ -124,7 +124,7 @@ describe(`write-api on MongoDB (${serverName}, file-backed) when the server is m
     const port = await freePort();
     const uri = `mongodb://127.0.0.1:${port}`;
     let raceServer = await start({ port, dataDir: raceDir });
-    const config = loadConfig({
+    const config = parseConfig({
       EGGMESH_STORE: 'mongodb',
       EGGMESH_MONGODB_URI: uri,
       EGGMESH_DATA_DIR: raceDir,

@@ -1,4 +1,4 @@
-import type { Authenticator, Config } from '@eggmesh/service-kit';
+import type { Authenticator, ConfigOf } from '@eggmesh/service-kit';
 import type { EntityReader } from '@eggmesh/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import mercurius, { type IResolvers, type MercuriusContext } from 'mercurius';
@@ -35,7 +35,7 @@ export interface EndpointOptions {
   readonly auth: Authenticator;
   readonly store: ReadStore;
   readonly clock: () => number;
-  readonly config: Config;
+  readonly config: ConfigOf<'read-api'>;
   /** Root lists without `limit` return every row (the per-entity endpoints, as MeshQL); else one page. */
   readonly wholeLists?: boolean;
 }
