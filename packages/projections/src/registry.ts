@@ -97,7 +97,8 @@ export function effectsOf(entry: EffectSource): Effect[] {
       for (const e of p.effects(entry.entity, entry.previous)) out.push(p.negate(e) as Effect);
   }
   if (entry.payload !== null) {
-    for (const p of registeredProjections) out.push(...(p.effects(entry.entity, entry.payload) as Effect[]));
+    for (const p of registeredProjections)
+      for (const e of p.effects(entry.entity, entry.payload)) out.push(e as Effect);
   }
   return out;
 }

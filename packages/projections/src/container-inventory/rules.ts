@@ -1,6 +1,14 @@
 import type { EntityName } from '@eggmesh/schema';
 import type { TypedLogEntry } from '../engine/entries.js';
-import { type Change, countIn, type Documents, idIn, neg, type Payload } from '../engine/projection.js';
+import {
+  type Change,
+  countIn,
+  type Documents,
+  idIn,
+  NO_EFFECTS,
+  neg,
+  type Payload,
+} from '../engine/projection.js';
 import { addCount, round4 } from '../engine/windows.js';
 import type { InventoryDoc } from './document.js';
 
@@ -16,9 +24,9 @@ const effect = (id: string | null, kind: InventoryEffect['kind'], eggs: number):
   id === null ? [] : [{ target: 'container_inventory', id, kind, eggs }];
 
 /** The inventory effects of one event payload; a payload missing a field it needs yields nothing for that part. */
-export function inventoryEffects(entity: EntityName, p: Payload): InventoryEffect[] {
+export function inventoryEffects(entity: EntityName, p: Payload): readonly InventoryEffect[] {
   const eggs = countIn(p, 'eggs');
-  if (eggs === null) return [];
+  if (eggs === null) return NO_EFFECTS;
   switch (entity) {
     case 'storage_deposit':
       return effect(idIn(p, 'container_id'), 'deposit', eggs);
@@ -32,7 +40,7 @@ export function inventoryEffects(entity: EntityName, p: Payload): InventoryEffec
         ...effect(idIn(p, 'dest_container_id'), 'transfer_in', eggs),
       ];
     default:
-      return [];
+      return NO_EFFECTS;
   }
 }
 

@@ -49,12 +49,20 @@ export interface ProjectionWorkspace extends ProjectionView {
 }
 
 /** The documents of projection `p` in `w`, as its rules see them while an entry written at `at` is applied. */
-function documentsOf(w: ProjectionWorkspace, p: RegisteredProjection, at: number): Documents<object> {
-  return {
-    at,
-    get: (id) => w.document(p.name, id) ?? { doc: p.empty(id), live: false },
-    put: (id, doc, live) => w.putDocument(p.name, id, doc as DocOf[ProjectionName], live, at),
-  };
+class WorkspaceDocuments implements Documents<object> {
+  constructor(
+    private readonly w: ProjectionWorkspace,
+    private readonly p: RegisteredProjection,
+    readonly at: number,
+  ) {}
+
+  get(id: string): Versioned<object> {
+    return this.w.document(this.p.name, id) ?? { doc: this.p.empty(id), live: false };
+  }
+
+  put(id: string, doc: object, live: boolean): void {
+    this.w.putDocument(this.p.name, id, doc as DocOf[ProjectionName], live, this.at);
+  }
 }
 
 /**
@@ -65,7 +73,7 @@ function documentsOf(w: ProjectionWorkspace, p: RegisteredProjection, at: number
 export function applyEntry(w: ProjectionWorkspace, entry: TypedLogEntry): void {
   const at = entry.createdAt;
   if (entities[entry.entity].kind === 'actor') {
-    const all = registeredProjections.map((p) => ({ p, docs: documentsOf(w, p, at) }));
+    const all = registeredProjections.map((p) => ({ p, docs: new WorkspaceDocuments(w, p, at) }));
     for (const { p, docs } of all) p.apply(docs, { type: 'actor', entry });
     applyActor(w, entry, (fact: ActorFact) => {
       for (const { p, docs } of all) p.apply(docs, fact);
@@ -74,7 +82,7 @@ export function applyEntry(w: ProjectionWorkspace, entry: TypedLogEntry): void {
   }
   for (const effect of effectsOf(entry)) {
     const p = registeredProjection(effect.target);
-    p.apply(documentsOf(w, p, at), { type: 'effect', effect });
+    p.apply(new WorkspaceDocuments(w, p, at), { type: 'effect', effect });
   }
 }
 

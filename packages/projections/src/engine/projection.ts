@@ -66,7 +66,7 @@ export interface ProjectionDefinition<N extends string, D extends object, E exte
    */
   keysOf(entry: TypedLogEntry): readonly string[];
   /** The effects of one event payload of `entity` on this projection (none for the others). */
-  effects(entity: EntityName, payload: Payload): E[];
+  effects(entity: EntityName, payload: Payload): readonly E[];
   /** The effect that exactly undoes `effect`. */
   negate(effect: E): E;
   /** The pure rules: applies one change to the documents, reading and writing only `docs`. */
@@ -97,6 +97,9 @@ export const countIn = (p: Payload, key: string): number | null => {
   const v = p[key];
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
 };
+
+/** No effects: shared, never written. */
+export const NO_EFFECTS: readonly never[] = Object.freeze([]);
 
 /** `-n`, avoiding -0, which deep equality tells apart from 0. */
 export const neg = (n: number): number => (n === 0 ? 0 : -n);

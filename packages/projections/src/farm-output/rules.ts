@@ -1,6 +1,14 @@
 import type { EntityName } from '@eggmesh/schema';
 import type { TypedLogEntry } from '../engine/entries.js';
-import { type Change, countIn, type Documents, idIn, neg, type Payload } from '../engine/projection.js';
+import {
+  type Change,
+  countIn,
+  type Documents,
+  idIn,
+  NO_EFFECTS,
+  neg,
+  type Payload,
+} from '../engine/projection.js';
 import { addDay, dayOfTimestamp } from '../engine/windows.js';
 import type { FarmDoc } from './document.js';
 
@@ -8,12 +16,12 @@ import type { FarmDoc } from './document.js';
 export type FarmEffect = { target: 'farm_output'; id: string; eggs: number; day: number };
 
 /** The farm effect of one event payload: a lay report with its eggs, farm and a parseable timestamp. */
-export function farmEffects(entity: EntityName, p: Payload): FarmEffect[] {
-  if (entity !== 'lay_report') return [];
+export function farmEffects(entity: EntityName, p: Payload): readonly FarmEffect[] {
+  if (entity !== 'lay_report') return NO_EFFECTS;
   const eggs = countIn(p, 'eggs');
   const day = dayOfTimestamp(idIn(p, 'timestamp'));
   const id = idIn(p, 'farm_id');
-  if (eggs === null || day === null || id === null) return [];
+  if (eggs === null || day === null || id === null) return NO_EFFECTS;
   return [{ target: 'farm_output', id, eggs, day }];
 }
 

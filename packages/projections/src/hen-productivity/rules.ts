@@ -1,6 +1,14 @@
 import type { EntityName } from '@eggmesh/schema';
 import type { TypedLogEntry } from '../engine/entries.js';
-import { type Change, countIn, type Documents, idIn, neg, type Payload } from '../engine/projection.js';
+import {
+  type Change,
+  countIn,
+  type Documents,
+  idIn,
+  NO_EFFECTS,
+  neg,
+  type Payload,
+} from '../engine/projection.js';
 import { addCount, addDay, dayOfTimestamp } from '../engine/windows.js';
 import type { HenDoc } from './document.js';
 
@@ -18,12 +26,12 @@ const isGood = (quality: unknown): boolean =>
   quality === undefined || quality === null || quality === 'grade_a' || quality === 'double_yolk';
 
 /** The hen effect of one event payload: a lay report with its eggs, hen and a parseable timestamp. */
-export function henEffects(entity: EntityName, p: Payload): HenEffect[] {
-  if (entity !== 'lay_report') return [];
+export function henEffects(entity: EntityName, p: Payload): readonly HenEffect[] {
+  if (entity !== 'lay_report') return NO_EFFECTS;
   const eggs = countIn(p, 'eggs');
   const day = dayOfTimestamp(idIn(p, 'timestamp'));
   const id = idIn(p, 'hen_id');
-  if (eggs === null || day === null || id === null) return [];
+  if (eggs === null || day === null || id === null) return NO_EFFECTS;
   return [{ target: 'hen_productivity', id, eggs, goodEggs: isGood(p.quality) ? eggs : 0, day }];
 }
 
