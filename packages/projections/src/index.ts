@@ -82,7 +82,6 @@ export {
   emptyDocument,
   materializationKey,
   materialize,
-  negateEffect,
   type ProjectionName,
   projectionNames,
 } from './registry.js';

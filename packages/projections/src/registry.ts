@@ -41,14 +41,12 @@ export const registeredProjections: readonly RegisteredProjection[] = projection
 
 export const projectionNames: readonly ProjectionName[] = projections.map((p) => p.name);
 
-const byName = new Map<string, RegisteredProjection>(registeredProjections.map((p) => [p.name, p]));
+const byName = Object.fromEntries(registeredProjections.map((p) => [p.name, p])) as {
+  readonly [N in ProjectionName]: RegisteredProjection;
+};
 
 /** The definition of projection `name`. */
-export function registeredProjection(name: ProjectionName): RegisteredProjection {
-  const found = byName.get(name);
-  if (found === undefined) throw new Error(`unknown projection ${name}`);
-  return found;
-}
+export const registeredProjection = (name: ProjectionName): RegisteredProjection => byName[name];
 
 /** Decodes a stored document of projection `entity`. */
 export function decodeDocument<N extends ProjectionName>(
@@ -79,11 +77,6 @@ export const materializationKey = (ref: number): number => dayOf(ref);
 export function materialize(entity: ProjectionName, payload: Payload, ref: number): Record<string, unknown> {
   const p = registeredProjection(entity);
   return p.materialize(p.decode('', payload), ref);
-}
-
-/** The effect that exactly undoes `effect`. */
-export function negateEffect(effect: Effect): Effect {
-  return registeredProjection(effect.target).negate(effect) as Effect;
 }
 
 /**
