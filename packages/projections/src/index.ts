@@ -1,60 +1,13 @@
 export {
-  type DocOf,
-  decodeDocument,
-  decodeFarmDoc,
-  decodeHenDoc,
   decodeInventoryDoc,
-  documentJson,
-  emptyDocument,
-  storedDocument,
-  type Versioned,
-} from './documents.js';
-export {
-  type Effect,
-  type EffectSource,
-  effectsOf,
-  type FarmEffect,
-  type HenEffect,
-  type InventoryEffect,
-  negateEffect,
-} from './effects.js';
-export {
-  type Decoded,
-  decodeEntry,
-  type LoggedEntity,
-  type RawLogEntry,
-  type RulePayloads,
-  type TypedLogEntry,
-} from './entries.js';
-export {
-  type CommittedView,
-  DocumentVersion,
-  directKeys,
-  FoldBatch,
-  type FoldResult,
-  fold,
-  foldKey,
-  KeySet,
-  type StateWrite,
-} from './fold.js';
-export {
   emptyInventory,
   evolveInventory,
   type InventoryDoc,
+  type InventoryEffect,
+  materializeInventory,
   utilizationOf,
   withCapacity,
-} from './inventory.js';
-export {
-  materializationKey,
-  materialize,
-  materializeFarm,
-  materializeHen,
-  materializeInventory,
-  type ProjectionName,
-  projectionNames,
-} from './materialize.js';
-export { emptyFarm, emptyHen, evolveFarm, evolveHen, type FarmDoc, type HenDoc } from './productivity.js';
-export { applyEntry, type ProjectionView, type ProjectionWorkspace } from './rules.js';
+} from './container-inventory/index.js';
 export {
   type CoopState,
   decodeCoopState,
@@ -66,7 +19,30 @@ export {
   type StateKind,
   type StateOf,
   stateKinds,
-} from './state.js';
+} from './engine/actors.js';
+export {
+  type Decoded,
+  decodeEntry,
+  type LoggedEntity,
+  type RawLogEntry,
+  type RulePayloads,
+  type TypedLogEntry,
+} from './engine/entries.js';
+export {
+  applyEntry,
+  type CommittedView,
+  DocumentVersion,
+  directKeys,
+  FoldBatch,
+  type FoldResult,
+  fold,
+  type ProjectionView,
+  type ProjectionWorkspace,
+  type StateWrite,
+} from './engine/fold.js';
+export { foldKey, KeySet } from './engine/keys.js';
+export type { EffectSource, Versioned } from './engine/projection.js';
+export { documentJson, storedDocument } from './engine/stored.js';
 export {
   addCount,
   addDay,
@@ -81,4 +57,31 @@ export {
   pruneDays,
   type WindowSums,
   windowSums,
-} from './windows.js';
+} from './engine/windows.js';
+export {
+  decodeFarmDoc,
+  emptyFarm,
+  evolveFarm,
+  type FarmDoc,
+  type FarmEffect,
+  materializeFarm,
+} from './farm-output/index.js';
+export {
+  decodeHenDoc,
+  emptyHen,
+  evolveHen,
+  type HenDoc,
+  type HenEffect,
+  materializeHen,
+} from './hen-productivity/index.js';
+export {
+  type DocOf,
+  decodeDocument,
+  type Effect,
+  effectsOf,
+  emptyDocument,
+  materializationKey,
+  materialize,
+  type ProjectionName,
+  projectionNames,
+} from './registry.js';

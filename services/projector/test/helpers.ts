@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { materialize } from '@eggmesh/projections';
+import { materialize, projectionNames } from '@eggmesh/projections';
 import type { EntityName } from '@eggmesh/schema';
 import type { LogEntry, WriteOperation } from '@eggmesh/store';
 import { type ProjectionReader, projectionEntities, type SqliteDatabase } from '@eggmesh/store-sqlite';
@@ -300,7 +300,7 @@ export function modelAt(entries: readonly LogEntry[], at: number): ProjectionSna
 /** Every visible projection document a reader serves, materialized as of `ref` (with `at`: as of then). */
 export function snapshotOf(reader: ProjectionReader, ref: number, at?: number): ProjectionSnapshot {
   const out: ProjectionSnapshot = new Map();
-  for (const entity of ['container_inventory', 'hen_productivity', 'farm_output'] as const) {
+  for (const entity of projectionNames) {
     for (const record of reader.list(entity, { limit: 1_000_000, at })) {
       out.set(`${entity}/${record.id}`, materialize(entity, record.payload, ref));
     }

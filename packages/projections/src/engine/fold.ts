@@ -1,12 +1,18 @@
-import type { EntityName } from '@eggmesh/schema';
-import { type DocOf, documentJson, storedDocument, type Versioned } from './documents.js';
+import { entities } from '@eggmesh/schema';
+import {
+  type DocOf,
+  effectsOf,
+  type ProjectionName,
+  projectionNames,
+  type RegisteredProjection,
+  registeredProjection,
+  registeredProjections,
+} from '../registry.js';
+import { type ActorFact, actorKeys, applyActor, refOf, type StateKind, type StateOf } from './actors.js';
 import type { TypedLogEntry } from './entries.js';
-import type { ProjectionName } from './materialize.js';
-import { applyEntry, type ProjectionWorkspace } from './rules.js';
-import { refOf, type StateKind, type StateOf } from './state.js';
-
-/** The key of a document (entity, id), a state row (kind, id) or a ref list (kind, ref). */
-export const foldKey = (a: string, b: string): string => `${a}\u0000${b}`;
+import { foldKey, KeySet } from './keys.js';
+import type { Documents, Versioned } from './projection.js';
+import { documentJson, storedDocument } from './stored.js';
 
 /**
  * The committed projections a fold starts from, as far as they are loaded: `undefined` means "not
@@ -19,33 +25,64 @@ export interface CommittedView {
   hensIn(coopId: string): readonly string[] | undefined;
 }
 
-/** Keys to load, deduplicated; `keys()` has the shape of the store's `ProjectionKeys`. */
-export class KeySet {
-  private readonly docs = new Map<string, { readonly entity: EntityName; readonly id: string }>();
-  private readonly rows = new Map<string, { readonly kind: string; readonly id: string }>();
-  private readonly refs = new Map<string, { readonly kind: string; readonly ref: string }>();
+/** What the rules read: the projections and the projector's state as they stand before an entry. */
+export interface ProjectionView {
+  /** A document, or null when there is none yet. */
+  document<N extends ProjectionName>(entity: N, id: string): Versioned<DocOf[N]> | null;
+  /** A state row's value, or null when there is none yet. */
+  state<K extends StateKind>(kind: K, id: string): StateOf[K] | null;
+  /** The hens whose state points at `coopId` (live or not). */
+  hensIn(coopId: string): readonly string[];
+}
 
-  document(entity: ProjectionName, id: string): void {
-    const k = foldKey(entity, id);
-    if (!this.docs.has(k)) this.docs.set(k, { entity, id });
+/** A view the rules also write to; each write is seen by the reads that follow. */
+export interface ProjectionWorkspace extends ProjectionView {
+  /** A new version of a document at log time `createdAt`. */
+  putDocument<N extends ProjectionName>(
+    entity: N,
+    id: string,
+    doc: DocOf[N],
+    live: boolean,
+    createdAt: number,
+  ): void;
+  putState<K extends StateKind>(kind: K, id: string, value: StateOf[K]): void;
+}
+
+/** The documents of projection `p` in `w`, as its rules see them while an entry written at `at` is applied. */
+class WorkspaceDocuments implements Documents<object> {
+  constructor(
+    private readonly w: ProjectionWorkspace,
+    private readonly p: RegisteredProjection,
+    readonly at: number,
+  ) {}
+
+  get(id: string): Versioned<object> {
+    return this.w.document(this.p.name, id) ?? { doc: this.p.empty(id), live: false };
   }
-  state(kind: StateKind, id: string): void {
-    const k = foldKey(kind, id);
-    if (!this.rows.has(k)) this.rows.set(k, { kind, id });
+
+  put(id: string, doc: object, live: boolean): void {
+    this.w.putDocument(this.p.name, id, doc as DocOf[ProjectionName], live, this.at);
   }
-  byRef(kind: StateKind, ref: string): void {
-    const k = foldKey(kind, ref);
-    if (!this.refs.has(k)) this.refs.set(k, { kind, ref });
+}
+
+/**
+ * Applies one log entry to the projections in `w`. An actor's entry goes to every projection, then
+ * to the actor rules, which keep the coop and hen state and pass on what follows from it; an event
+ * goes through its effects, each to the projection it targets. Reads and writes only `w`.
+ */
+export function applyEntry(w: ProjectionWorkspace, entry: TypedLogEntry): void {
+  const at = entry.createdAt;
+  if (entities[entry.entity].kind === 'actor') {
+    const all = registeredProjections.map((p) => ({ p, docs: new WorkspaceDocuments(w, p, at) }));
+    for (const { p, docs } of all) p.apply(docs, { type: 'actor', entry });
+    applyActor(w, entry, (fact: ActorFact) => {
+      for (const { p, docs } of all) p.apply(docs, fact);
+    });
+    return;
   }
-  get size(): number {
-    return this.docs.size + this.rows.size + this.refs.size;
-  }
-  keys() {
-    return {
-      documents: [...this.docs.values()],
-      state: [...this.rows.values()],
-      stateByRef: [...this.refs.values()],
-    };
+  for (const effect of effectsOf(entry)) {
+    const p = registeredProjection(effect.target);
+    p.apply(new WorkspaceDocuments(w, p, at), { type: 'effect', effect });
   }
 }
 
@@ -55,46 +92,8 @@ export class KeySet {
  * folding: `fold` reports them as missing.
  */
 export function directKeys(entry: TypedLogEntry, into: KeySet): void {
-  switch (entry.entity) {
-    case 'farm':
-      into.document('farm_output', entry.id);
-      return;
-    case 'container':
-      into.document('container_inventory', entry.id);
-      return;
-    case 'coop':
-      into.state('coop', entry.id);
-      into.byRef('hen', entry.id);
-      if (entry.payload?.farm_id) into.document('farm_output', entry.payload.farm_id);
-      return;
-    case 'hen':
-      into.state('hen', entry.id);
-      into.document('hen_productivity', entry.id);
-      if (entry.payload?.coop_id) into.state('coop', entry.payload.coop_id);
-      if (entry.previous?.coop_id) into.state('coop', entry.previous.coop_id);
-      return;
-    case 'consumer':
-      return;
-    case 'lay_report':
-      for (const p of [entry.previous, entry.payload]) {
-        if (p?.hen_id) into.document('hen_productivity', p.hen_id);
-        if (p?.farm_id) into.document('farm_output', p.farm_id);
-      }
-      return;
-    case 'container_transfer':
-      for (const p of [entry.previous, entry.payload]) {
-        if (p?.source_container_id) into.document('container_inventory', p.source_container_id);
-        if (p?.dest_container_id) into.document('container_inventory', p.dest_container_id);
-      }
-      return;
-    case 'storage_deposit':
-    case 'storage_withdrawal':
-    case 'consumption_report':
-      for (const p of [entry.previous, entry.payload]) {
-        if (p?.container_id) into.document('container_inventory', p.container_id);
-      }
-      return;
-  }
+  actorKeys(entry, into);
+  for (const p of registeredProjections) for (const id of p.keysOf(entry)) into.document(p.name, id);
 }
 
 /**
@@ -137,6 +136,10 @@ export interface StateWrite {
 type DocMaps = { [N in ProjectionName]: Map<string, Versioned<DocOf[N]> | null> };
 type StateMaps = { [K in StateKind]: Map<string, StateOf[K] | null> };
 
+/** One empty map per projection. */
+const perProjection = <T extends { [N in ProjectionName]: Map<string, unknown> }>(): T =>
+  Object.fromEntries(projectionNames.map((name) => [name, new Map()])) as T;
+
 /**
  * The documents and state a batch of entries changes, layered over the committed view. Reads see the
  * batch's own earlier writes; a read the view cannot answer is recorded in `missing` and answered as
@@ -144,11 +147,7 @@ type StateMaps = { [K in StateKind]: Map<string, StateOf[K] | null> };
  */
 export class FoldBatch implements ProjectionWorkspace {
   readonly missing = new KeySet();
-  private readonly docs: DocMaps = {
-    container_inventory: new Map(),
-    hen_productivity: new Map(),
-    farm_output: new Map(),
-  };
+  private readonly docs = perProjection<DocMaps>();
   private readonly rows: StateMaps = { coop: new Map(), hen: new Map() };
   /** Hens whose state this batch wrote, by the coop they now point at. */
   private readonly hensByCoop = new Map<string, Set<string>>();
@@ -156,11 +155,7 @@ export class FoldBatch implements ProjectionWorkspace {
   /** Every version written, in log order. */
   private readonly versions: DocumentVersion[] = [];
   /** Where each document's newest version sits in `versions`. */
-  private readonly newest: { [N in ProjectionName]: Map<string, number> } = {
-    container_inventory: new Map(),
-    hen_productivity: new Map(),
-    farm_output: new Map(),
-  };
+  private readonly newest = perProjection<{ [N in ProjectionName]: Map<string, number> }>();
   private readonly dirtyState = new Map<string, StateWrite>();
 
   constructor(private readonly committed: CommittedView) {}

@@ -120,3 +120,18 @@ export function windowSums(days: DayCounts, ref: number): WindowSums {
 
 /** Rounds to 4 decimal places so stored and served numbers stay stable. */
 export const round4 = (x: number): number => Math.round(x * 1e4) / 1e4;
+
+// The last timestamp parsed: every projection fed by an event reads its day, so one parse serves them.
+let lastTimestamp: string | null = null;
+let lastDay: number | null = null;
+
+/** The UTC day of an ISO timestamp (an event's `timestamp`), or null when it does not parse. */
+export function dayOfTimestamp(timestamp: string | null): number | null {
+  if (timestamp === null) return null;
+  if (timestamp !== lastTimestamp) {
+    const ms = Date.parse(timestamp);
+    lastDay = Number.isFinite(ms) ? dayOf(ms) : null;
+    lastTimestamp = timestamp;
+  }
+  return lastDay;
+}

@@ -147,9 +147,8 @@ export function decodeEntry(entry: RawLogEntry): TypedLogEntry | null {
       return typed('container_transfer', entry);
     case 'consumption_report':
       return typed('consumption_report', entry);
-    case 'container_inventory':
-    case 'hen_productivity':
-    case 'farm_output':
+    default:
+      // The projection entities: the log never holds them.
       return null;
   }
 }
