@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { configSchema } from '@eggmesh/service-kit';
+import { settings } from '@eggmesh/service-kit';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -88,7 +88,7 @@ describe('every command has --help', () => {
       if (!file.startsWith('perf/')) expect(named.length, file).toBeGreaterThan(0);
       for (const [, name] of named) {
         if (name!.startsWith('EGGMESH_FUZZ_')) continue;
-        expect(Object.keys(configSchema), `${file} names ${name}`).toContain(name);
+        expect(Object.keys(settings), `${file} names ${name}`).toContain(name);
       }
       // Nothing started: a service would have created the data files or waited for them.
       expect(readdirSync(result.dataDir)).toEqual([]);
