@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { haproxyConfig } from '@eggmesh/rest';
-import { httpLimits, loadConfig } from '@eggmesh/service-kit';
+import { loadConfig } from '@eggmesh/service-kit';
 
 /**
  * HAProxy (on PATH) in front of the bench's write-api and read-api, with the configuration compose runs
@@ -20,11 +20,11 @@ writeFileSync(
     bind: `127.0.0.1:${port}`,
     write: `127.0.0.1:${config.ports.write}`,
     read: [`127.0.0.1:${config.ports.read}`],
-    keepAliveTimeoutMs: httpLimits.keepAliveTimeoutMs,
-    headersTimeoutMs: httpLimits.headersTimeoutMs,
-    requestTimeoutMs: httpLimits.requestTimeoutMs,
+    keepAliveTimeoutMs: config.http.keepAliveTimeoutMs,
+    headersTimeoutMs: config.http.headersTimeoutMs,
+    requestTimeoutMs: config.http.requestTimeoutMs,
     bodyLimitBytes: config.bodyLimitBytes,
-    maxConnections: httpLimits.maxConnections,
+    maxConnections: config.http.maxConnections,
     checkIntervalMs: 2000,
   }),
 );

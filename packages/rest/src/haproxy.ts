@@ -1,4 +1,4 @@
-import { type Config, EggmeshError, httpLimits } from '@eggmesh/service-kit';
+import { type Config, EggmeshError } from '@eggmesh/service-kit';
 import { pathPattern, READ_METHODS, writeRoutes } from './route-table.js';
 
 /**
@@ -126,16 +126,16 @@ export function haproxyConfig(o: HaproxyOptions): string {
  * write-api and the read-api replicas by their service names on the compose network, the limits of
  * `config` (the documented defaults unless the environment sets them).
  */
-export function composeHaproxyConfig(config: Pick<Config, 'ports' | 'bodyLimitBytes'>): string {
+export function composeHaproxyConfig(config: Pick<Config, 'ports' | 'bodyLimitBytes' | 'http'>): string {
   return haproxyConfig({
     bind: `*:${config.ports.read}`,
     write: `write-api:${config.ports.write}`,
     read: { name: `read-api:${config.ports.read}`, replicas: 2, nameserver: '127.0.0.11:53' },
-    keepAliveTimeoutMs: httpLimits.keepAliveTimeoutMs,
-    headersTimeoutMs: httpLimits.headersTimeoutMs,
-    requestTimeoutMs: httpLimits.requestTimeoutMs,
+    keepAliveTimeoutMs: config.http.keepAliveTimeoutMs,
+    headersTimeoutMs: config.http.headersTimeoutMs,
+    requestTimeoutMs: config.http.requestTimeoutMs,
     bodyLimitBytes: config.bodyLimitBytes,
-    maxConnections: httpLimits.maxConnections,
+    maxConnections: config.http.maxConnections,
     checkIntervalMs: 5000,
   });
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify';
-import { type Config, httpLimits } from './config.js';
+import type { Config } from './config.js';
 import { answerClientError, lingerOnRefusedBody } from './http-limits.js';
 
 const prepared = new WeakSet<FastifyInstance>();
@@ -14,7 +14,7 @@ const prepared = new WeakSet<FastifyInstance>();
 export function withServiceDefaults<A extends FastifyInstance>(app: A): A {
   if (prepared.has(app)) return app;
   prepared.add(app);
-  lingerOnRefusedBody(app, Math.min(httpLimits.requestTimeoutMs, 10_000));
+  lingerOnRefusedBody(app, 10_000);
   closeConnectionsWhenClosing(app);
   return app;
 }

@@ -18,7 +18,6 @@ export {
   type CoreConfig,
   exitCodes,
   type HttpConfig,
-  httpLimits,
   type JsonWebKeySet,
   loadConfig,
   parseConfig,

@@ -148,6 +148,10 @@ export const settings = Object.freeze({
   EGGMESH_GRAPHQL_MAX_DEPTH: int('limits', 8, 1),
   EGGMESH_GRAPHQL_MAX_COST: int('limits', 2_000_000, 1),
   EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES: int('limits', 32_768, 1),
+  EGGMESH_HTTP_HEADERS_TIMEOUT_MS: int('limits', 10_000, 1),
+  EGGMESH_HTTP_REQUEST_TIMEOUT_MS: int('limits', 30_000, 1),
+  EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS: int('limits', 10_000, 1),
+  EGGMESH_HTTP_MAX_CONNECTIONS: int('limits', 4096, 1),
 });
 
 export type SettingName = keyof typeof settings;
@@ -202,22 +206,6 @@ const slice = <const N extends SettingName, T>(
   build: (values: Values<N>, problems: string[]) => T,
 ): Slice<N, T> => ({ names, build });
 
-/** Client-facing HTTP limits: constants, since no user has a reason to change them (see docs/architecture.md). */
-export const httpLimits = Object.freeze({
-  /** Time a client has to send the request line and headers (slow-header clients are cut off). */
-  headersTimeoutMs: 10_000,
-  /** Time a client has to send the whole request; also the longest silence on an open request. */
-  requestTimeoutMs: 30_000,
-  /** How long an idle keep-alive connection stays open (announced in `Keep-Alive`). */
-  keepAliveTimeoutMs: 10_000,
-  /** Open connections per process. */
-  maxConnections: 4096,
-  /**
-   * Open connections one client address may hold (trusted proxies excepted; IPv6 per /64): past it its
-   * new connections are closed on accept, so a client holding idle sockets cannot lock the others out.
-   */
-  maxConnectionsPerClient: 256,
-});
 /** How long a graceful stop may take before the process exits anyway. */
 export const SHUTDOWN_TIMEOUT_MS = 10_000;
 
@@ -238,15 +226,39 @@ const slices = {
       'EGGMESH_BODY_LIMIT_BYTES',
       'EGGMESH_RATE_LIMIT_PER_MIN',
       'EGGMESH_TRUSTED_PROXIES',
+      'EGGMESH_HTTP_HEADERS_TIMEOUT_MS',
+      'EGGMESH_HTTP_REQUEST_TIMEOUT_MS',
+      'EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS',
+      'EGGMESH_HTTP_MAX_CONNECTIONS',
     ],
-    (v) => ({
-      corsOrigin: v.EGGMESH_CORS_ORIGIN,
-      bodyLimitBytes: v.EGGMESH_BODY_LIMIT_BYTES,
-      /** Requests per minute one client address may make to one service; 0 = no limit. */
-      rateLimitPerMin: v.EGGMESH_RATE_LIMIT_PER_MIN,
-      /** The proxies whose `x-forwarded-for` is believed (Fastify's `trustProxy`); empty: none. */
-      trustedProxies: v.EGGMESH_TRUSTED_PROXIES,
-    }),
+    (v, problems) => {
+      if (v.EGGMESH_HTTP_HEADERS_TIMEOUT_MS > v.EGGMESH_HTTP_REQUEST_TIMEOUT_MS)
+        problems.push('EGGMESH_HTTP_HEADERS_TIMEOUT_MS must not exceed EGGMESH_HTTP_REQUEST_TIMEOUT_MS');
+      return {
+        corsOrigin: v.EGGMESH_CORS_ORIGIN,
+        bodyLimitBytes: v.EGGMESH_BODY_LIMIT_BYTES,
+        /** Requests per minute one client address may make to one service; 0 = no limit. */
+        rateLimitPerMin: v.EGGMESH_RATE_LIMIT_PER_MIN,
+        /** The proxies whose `x-forwarded-for` is believed (Fastify's `trustProxy`); empty: none. */
+        trustedProxies: v.EGGMESH_TRUSTED_PROXIES,
+        /** What every HTTP server accepts from its clients (serve() applies these). */
+        http: Object.freeze({
+          /** Time a client has to send the request line and headers. */
+          headersTimeoutMs: v.EGGMESH_HTTP_HEADERS_TIMEOUT_MS,
+          /** Time a client has to send the whole request; also the longest silence on an open request. */
+          requestTimeoutMs: v.EGGMESH_HTTP_REQUEST_TIMEOUT_MS,
+          /** How long an idle keep-alive connection stays open between requests. */
+          keepAliveTimeoutMs: v.EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+          /** Open connections per process; more are closed on accept. */
+          maxConnections: v.EGGMESH_HTTP_MAX_CONNECTIONS,
+          /**
+           * Open connections one client address may hold (trusted proxies excepted; IPv6 per /64): a
+           * sixteenth of the process's, so a client holding idle sockets cannot lock the others out.
+           */
+          maxConnectionsPerClient: Math.max(1, Math.floor(v.EGGMESH_HTTP_MAX_CONNECTIONS / 16)),
+        }),
+      };
+    },
   ),
   auth: slice(
     [

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import proxyAddr from '@fastify/proxy-addr';
 import { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
-import { type Config, httpLimits } from './config.js';
+import type { Config } from './config.js';
 import { EggmeshError, type ErrorCode } from './errors.js';
 
 export interface LimitsLogger {
@@ -12,22 +12,21 @@ export interface LimitsLogger {
 }
 
 /**
- * Applies the client limits of `httpLimits` to a Node HTTP server before it listens. The timeouts are
+ * Applies the client limits of `config.http` to a Node HTTP server before it listens. The timeouts are
  * Node's own server settings (set here because not every service builds its app with serviceApp()):
  * a client gets `headersTimeoutMs` for its headers and `requestTimeoutMs` for the whole request (else
  * 408 and the connection closes), a socket silent for `requestTimeoutMs` mid-request closes, an idle
  * keep-alive connection closes after `keepAliveTimeoutMs`, and connections beyond `maxConnections` are
  * closed on accept. What Node has no setting for is done here: a client address (not a trusted proxy)
- * past `httpLimits.maxConnectionsPerClient` (IPv6 per /64) has its new connections closed on accept; both refusals are logged at
+ * past `config.http.maxConnectionsPerClient` (IPv6 per /64) has its new connections closed on accept; both refusals are logged at
  * most every 10 s; and a body declared too large with `Expect: 100-continue` is refused before upload.
  */
 export function applyHttpLimits(
   server: Server,
-  config: Pick<Config, 'trustedProxies' | 'bodyLimitBytes'>,
+  config: Pick<Config, 'http' | 'trustedProxies' | 'bodyLimitBytes'>,
   log: LimitsLogger,
 ): void {
-  const http = httpLimits;
-  const { bodyLimitBytes } = config;
+  const { http, bodyLimitBytes } = config;
   server.headersTimeout = http.headersTimeoutMs;
   server.requestTimeout = http.requestTimeoutMs;
   server.keepAliveTimeout = http.keepAliveTimeoutMs;
@@ -51,7 +50,7 @@ export function applyHttpLimits(
         maxConnections: http.maxConnections,
         perClient: http.maxConnectionsPerClient,
       },
-      'connection limit reached: closing new connections (per process, per client address)',
+      'connection limit reached: closing new connections (EGGMESH_HTTP_MAX_CONNECTIONS, per client address)',
     );
     refusals.loggedAt = now;
     refusals.total = 0;

@@ -5,7 +5,7 @@ import { applyHttpLimits } from './http-limits.js';
 
 export interface ServeOptions {
   readonly port: number;
-  readonly config: Pick<Config, 'host' | 'shutdownTimeoutMs' | 'trustedProxies' | 'bodyLimitBytes'>;
+  readonly config: Pick<Config, 'host' | 'shutdownTimeoutMs' | 'http' | 'trustedProxies' | 'bodyLimitBytes'>;
   /** Runs after the server stopped taking requests and finished the in-flight ones. */
   readonly onClose?: () => Promise<void> | void;
   /** The service's name in /health; defaults to the `service` of its logger (see loggerOptions). */

@@ -5,14 +5,40 @@ import { isStoreError, storeErrorCodes } from '@eggmesh/store';
 import { buildApp } from './app.js';
 import { Projector } from './projector.js';
 
-parseCommandLine({
+const flags = parseCommandLine({
   command: 'node services/projector/dist/main.js',
   summary:
     'Applies the event log to the projections (container inventory, hen productivity, farm output),\nexactly once in effect; serves /health and /metrics. `pnpm start` runs it under the supervisor.',
   config: 'projector',
+  options: {
+    batch: {
+      type: 'string',
+      value: 'N',
+      description: 'most log entries applied in one transaction (default 2000)',
+    },
+    'idle-poll-ms': {
+      type: 'string',
+      value: 'N',
+      description:
+        'longest an idle projector sleeps before it looks at the log again (default 5000; it also wakes when the log moves)',
+    },
+  },
 });
 // The composition root: the backend EGGMESH_STORE and EGGMESH_LOG name, handed to the loop as ports.
 const config = loadConfig('projector');
+/** A whole-number flag ≥ 1, or the configuration's default. */
+const count = (name: 'batch' | 'idle-poll-ms', fallback: number): number => {
+  const raw = flags[name];
+  if (raw === undefined) return fallback;
+  const value = /^[0-9]+$/.test(raw) ? Number(raw) : 0;
+  if (value < 1) {
+    process.stderr.write(`--${name} must be a whole number ≥ 1 (got ${JSON.stringify(raw)})\n`);
+    process.exit(2);
+  }
+  return value;
+};
+const batchSize = count('batch', config.projector.batchSize);
+const idlePollMs = count('idle-poll-ms', config.projector.idlePollMs);
 const stop = new AbortController();
 let running = false;
 
@@ -22,11 +48,11 @@ let say: (level: 'error' | 'warn' | 'info', message: string) => void = (_level, 
 const backend = await openBackend(config, 'projector');
 const source = await openEventLog(config, backend, {
   signal: stop.signal,
-  bufferEntries: Math.max(20_000, 4 * config.projector.batchSize),
+  bufferEntries: Math.max(20_000, 4 * batchSize),
   onLog: (level, message) => say(level, message),
 });
 const projections = await backend.openProjections();
-const projector = new Projector(source.log, projections.current(), config.projector.batchSize);
+const projector = new Projector(source.log, projections.current(), batchSize);
 const app = buildApp({
   config,
   projector,
@@ -51,8 +77,8 @@ async function idle(position: number, seen: number): Promise<void> {
   stop.signal.addEventListener('abort', onStop, { once: true });
   try {
     await Promise.race([
-      source.log.waitBeyond(position, config.projector.idlePollMs, wake.signal),
-      projections.promoted(seen, config.projector.idlePollMs, wake.signal),
+      source.log.waitBeyond(position, idlePollMs, wake.signal),
+      projections.promoted(seen, idlePollMs, wake.signal),
     ]);
   } finally {
     wake.abort();

@@ -74,7 +74,7 @@ describe('SIGKILL while events stream in', () => {
     for (let i = 0; i < 50; i++) writer.commitSync(generator.commit());
 
     const port = await freePort();
-    const start = () => startProjector(dir, port, { EGGMESH_PROJECTOR_BATCH: '7' });
+    const start = () => startProjector(dir, port, {}, ['--batch', '7']);
     service = start();
 
     // The writer streams commits until told to stop.
@@ -134,7 +134,7 @@ describe('SIGKILL while events stream in', () => {
       for (let i = 0; i < 20; i++) writer.commitSync(generator.commit());
       const ports = [await freePort(), await freePort()];
       const start = (i: number) => {
-        const s = startProjector(twoDir, ports[i]!, { EGGMESH_PROJECTOR_BATCH: String(5 + 6 * i) });
+        const s = startProjector(twoDir, ports[i]!, {}, ['--batch', String(5 + 6 * i)]);
         others.push(s);
         return s;
       };

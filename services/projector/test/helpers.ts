@@ -399,8 +399,13 @@ export interface Service {
 }
 
 /** Starts `node services/projector/dist/main.js` on `port` over `dataDir`. */
-export function startProjector(dataDir: string, port: number, env: Record<string, string> = {}): Service {
-  const child = spawn(process.execPath, [join(DIST, 'main.js')], {
+export function startProjector(
+  dataDir: string,
+  port: number,
+  env: Record<string, string> = {},
+  args: readonly string[] = [],
+): Service {
+  const child = spawn(process.execPath, [join(DIST, 'main.js'), ...args], {
     cwd: REPO,
     env: {
       ...process.env,

@@ -124,7 +124,7 @@ describe('the projector service', () => {
       ...[1, 2, 3].map((i) => create('container', idFor('container', i), container(40 * i))),
     ]);
     primary.commitSync(events(50));
-    service = startProjector(dir, await freePort(), { EGGMESH_PROJECTOR_BATCH: '7' });
+    service = startProjector(dir, await freePort(), {}, ['--batch', '7']);
     await waitReady(service, (r) => r.position === primary.headSync());
   });
 
@@ -427,7 +427,7 @@ describe('the idle projector', () => {
     const dir = tempDir('eggmesh-service-idle-');
     const primary = openPrimaryStore({ file: dataFiles(dir).primary });
     // Ten minutes: only a change event can wake it within this test's time.
-    const service = startProjector(dir, await freePort(), { EGGMESH_PROJECTOR_IDLE_POLL_MS: '600000' });
+    const service = startProjector(dir, await freePort(), {}, ['--idle-poll-ms', '600000']);
     try {
       primary.commitSync([create('farm', idFor('farm', 1), farm('homestead'))]);
       expect(await waitReady(service, (r) => r.position === 1)).toMatchObject({ position: 1, lag: 0 });

@@ -24,16 +24,16 @@ export const graphqlErrors = {
   DEPTH: entry('EGGMESH_GRAPHQL_DEPTH', 'the query nests deeper than the depth limit'),
   TOO_LARGE: entry(
     'EGGMESH_GRAPHQL_TOO_LARGE',
-    'the query document is longer than `EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES`, has more than `EGGMESH_GRAPHQL_MAX_TOKENS` tokens, or nests brackets too deep; refused before parsing',
+    'the query document is longer than `EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES`, has more than 5,000 tokens, or nests brackets too deep; refused before parsing',
   ),
   TOO_MANY_FIELDS: entry(
     'EGGMESH_GRAPHQL_TOO_MANY_FIELDS',
-    'an operation or fragment selects more than `EGGMESH_GRAPHQL_MAX_FIELDS` fields once its fragments are expanded',
+    'an operation or fragment selects more than 2,000 fields once its fragments are expanded',
   ),
   COST: entry('EGGMESH_GRAPHQL_COST', 'the estimated number of rows exceeds the cost limit'),
   RESPONSE_TOO_LARGE: entry(
     'EGGMESH_GRAPHQL_RESPONSE_TOO_LARGE',
-    'the answer would carry more than `EGGMESH_GRAPHQL_MAX_ROWS` rows or `EGGMESH_GRAPHQL_MAX_RESPONSE_BYTES` bytes; page with `limit`/`after`',
+    'the answer would carry more than 100,000 rows or 32 MiB; page with `limit`/`after`',
   ),
   BAD_MIN_POSITION: entry(
     'EGGMESH_GRAPHQL_BAD_MIN_POSITION',

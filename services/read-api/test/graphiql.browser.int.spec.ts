@@ -44,7 +44,7 @@ describe('GraphiQL in a browser, offline', () => {
     const readUrl = await f.app.listen({ port: 0, host: '127.0.0.1' });
     // The write-api is not needed here: the edge routes /graphiql and /graphql to the read-api.
     edge = await buildEdge({
-      config: parseConfig({ EGGMESH_READ_API_URL: readUrl, EGGMESH_WRITE_API_URL: 'http://127.0.0.1:9' }),
+      config: parseConfig({ EGGMESH_WRITE_API_URL: 'http://127.0.0.1:9' }),
     });
     base = await edge.listen({ port: 0, host: '127.0.0.1' });
     browser = await puppeteer.launch({

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { emptyFarm, emptyHen, emptyInventory } from '@eggmesh/projections';
 import type { EntityName } from '@eggmesh/schema';
-import { loggerOptions, parseConfig } from '@eggmesh/service-kit';
+import { type Config, loggerOptions, parseConfig } from '@eggmesh/service-kit';
 import type { WriteOperation } from '@eggmesh/store';
 import {
   dataFiles,
@@ -51,6 +51,8 @@ export interface ProjectionWrite {
 
 export interface FixtureOptions {
   readonly env?: Record<string, string>;
+  /** GraphQL limits that are constants in the product, lowered to reach them with small data. */
+  readonly graphql?: Partial<Config['graphql']>;
   /** Receives the app's log lines (JSON); without it the app logs to stdout. */
   readonly log?: (line: string) => void;
   /** Wraps the real store (e.g. to count calls); the app reads through what this returns. */
@@ -66,7 +68,8 @@ export async function fixture(options: FixtureOptions = {}): Promise<Fixture> {
   const primary = openPrimaryStore({ file: files.primary, clock });
   const projections = openProjectionStore({ dir: files.projectionsDir });
   const store = openReadStore(dir);
-  const config = parseConfig({ EGGMESH_DATA_DIR: dir, EGGMESH_LOG_LEVEL: 'silent', ...options.env });
+  const parsed = parseConfig({ EGGMESH_DATA_DIR: dir, EGGMESH_LOG_LEVEL: 'silent', ...options.env });
+  const config = { ...parsed, graphql: { ...parsed.graphql, ...options.graphql } };
   const app = buildApp({
     config,
     store: options.wrap ? options.wrap(store) : store,

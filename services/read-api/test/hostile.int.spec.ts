@@ -151,7 +151,8 @@ describe('documents that expand, nest or run long are refused before any work th
 
   it('field count counts each alias and root field', async () => {
     const app = await fixture({
-      env: { EGGMESH_GRAPHQL_MAX_FIELDS: '10', EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES: '1000000' },
+      env: { EGGMESH_GRAPHQL_MAX_DOCUMENT_BYTES: '1000000' },
+      graphql: { maxFields: 10 },
     });
     try {
       const q = (n: number) =>

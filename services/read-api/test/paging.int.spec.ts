@@ -50,7 +50,8 @@ it('the unified /graphql keeps explicit paging: the default page size, up to the
 
 it('a whole list larger than the row budget is refused with its error', async () => {
   const small = await fixture({
-    env: { EGGMESH_LIST_DEFAULT_LIMIT: '2', EGGMESH_LIST_MAX_LIMIT: '3', EGGMESH_GRAPHQL_MAX_ROWS: '5' },
+    env: { EGGMESH_LIST_DEFAULT_LIMIT: '2', EGGMESH_LIST_MAX_LIMIT: '3' },
+    graphql: { maxRows: 5 },
   });
   try {
     for (const id of farms) {

@@ -92,7 +92,7 @@ describe('per-response caps on rows and bytes', () => {
   let f: Fixture;
   beforeAll(async () => {
     f = await fixture({
-      env: { EGGMESH_GRAPHQL_MAX_ROWS: '10', EGGMESH_GRAPHQL_MAX_RESPONSE_BYTES: '100000' },
+      graphql: { maxRows: 10, maxResponseBytes: 100_000 },
     });
     await world(f);
   });
@@ -127,7 +127,7 @@ describe('per-response caps on rows and bytes', () => {
   });
 
   it('caps bytes', async () => {
-    const small = await fixture({ env: { EGGMESH_GRAPHQL_MAX_RESPONSE_BYTES: '1500' } });
+    const small = await fixture({ graphql: { maxResponseBytes: 1500 } });
     try {
       await world(small);
       const ok = await gql(small.app, '/graphql', `{ hen(id: "${quiet}") { layReports { id } } }`);
@@ -146,7 +146,7 @@ describe('a relation under many parents reads no more than the response can carr
   let rowsRead = 0;
   beforeAll(async () => {
     f = await fixture({
-      env: { EGGMESH_GRAPHQL_MAX_ROWS: '4' },
+      graphql: { maxRows: 4 },
       // The real store, counting the rows relation reads return: counting, not mocking.
       wrap: (store) =>
         new Proxy(store, {

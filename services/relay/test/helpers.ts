@@ -74,8 +74,9 @@ export function startService(
   env: Record<string, string>,
   portVar: string,
   port: number,
+  args: readonly string[] = [],
 ): Service {
-  const child = spawn(process.execPath, [join(REPO, 'services', name, 'dist', script)], {
+  const child = spawn(process.execPath, [join(REPO, 'services', name, 'dist', script), ...args], {
     cwd: REPO,
     env: {
       ...process.env,

@@ -107,13 +107,10 @@ describe('SIGKILL of the relay and the projector while writes stream in (Kafka l
       return s;
     };
     const startProjector = () => {
-      const s = startService(
-        'projector',
-        'main.js',
-        { ...common, EGGMESH_PROJECTOR_BATCH: '9' },
-        'PROJECTOR_PORT',
-        projectorPort,
-      );
+      const s = startService('projector', 'main.js', common, 'PROJECTOR_PORT', projectorPort, [
+        '--batch',
+        '9',
+      ]);
       running.push(s);
       return s;
     };

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { READ_METHODS, writeRoutes } from '@eggmesh/rest';
-import { type ConfigOf, EggmeshError, httpLimits } from '@eggmesh/service-kit';
+import { type ConfigOf, EggmeshError } from '@eggmesh/service-kit';
 import replyFrom from '@fastify/reply-from';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
@@ -71,7 +71,7 @@ function fail(reply: Answer, error: EggmeshError): void {
  * returned to the pool half read.
  */
 export function forwardWrites(app: FastifyInstance, config: ConfigOf<'read-api'>): void {
-  const { requestTimeoutMs } = httpLimits;
+  const { requestTimeoutMs } = config.http;
   app.register(async (scope) => {
     await scope.register(replyFrom, {
       base: config.upstreams.write,

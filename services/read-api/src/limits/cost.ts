@@ -16,7 +16,7 @@ export interface CostModel {
   /** The most rows a list returns (per parent for a relation). */
   readonly maxLimit: number;
   /**
-   * The most rows one response carries (`EGGMESH_GRAPHQL_MAX_ROWS`): no field can produce more,
+   * The most rows one response carries (`config.graphql.maxRows`, 100,000): no field can produce more,
    * since the response is refused there while running. Unbounded when absent.
    */
   readonly maxRows?: number;
