@@ -33,6 +33,11 @@ const sharedServers = ['./infra/mongodb/vitest-global-setup.ts', './infra/kafka/
 // Three projects, chosen by the tier in the file name: `unit` (code alone: no storage, socket, process
 // or server), `int` (real SQLite files, sockets, child processes, the shared servers), `e2e` (the built
 // stack as a user runs it, and the browser tests). `pnpm test:unit` runs the first alone.
+// Timeouts catch a test that never ends; they are no speed limit. A unit test that computes for seconds
+// says so with its own timeout (infra/test/patience.ts). Int and e2e tests start processes, servers and
+// browsers, whose start-up is CPU work that a loaded 2-core machine stretches many times over, so they
+// get more by default.
+const slow = { testTimeout: 120_000, hookTimeout: 180_000 };
 export default defineConfig({
   resolve: {
     alias: workspaceSources.map(([find, path]) => ({
@@ -54,11 +59,12 @@ export default defineConfig({
           include: files('int'),
           exclude: [...configDefaults.exclude, ...browser],
           globalSetup: sharedServers,
+          ...slow,
         },
       },
       {
         extends: true,
-        test: { name: 'e2e', include: [...files('e2e'), ...browser], globalSetup: sharedServers },
+        test: { name: 'e2e', include: [...files('e2e'), ...browser], globalSetup: sharedServers, ...slow },
       },
     ],
   },

@@ -37,7 +37,9 @@ if [ ! -f "$kept" ]; then
   echo "[node24] compiling better-sqlite3 $version for ABI $abi"
   started=$SECONDS
   log="$cache/better-sqlite3-abi$abi-build.log"
-  if ! (cd "$sqlite" && JOBS=max npm_config_nodedir="$home" npm run build-release) >"$log" 2>&1; then
+  # The node-gyp of the wheel's npm, run directly (the wheel's bin/npm wrapper does not resolve its CLI).
+  gyp="$home/lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js"
+  if ! (cd "$sqlite" && node "$gyp" rebuild --release --jobs=max --nodedir="$home") >"$log" 2>&1; then
     tail -40 "$log" >&2
     echo "[node24] compiling better-sqlite3 failed (it needs python3, make and g++); log: $log" >&2
     exit 1
