@@ -26,8 +26,9 @@ const files = (tier: string) => testDirs.map((dir) => `${dir}/**/*.${tier}.spec.
 // Tests that drive a real browser (Chromium) through the served pages: they check what a user sees and
 // need a browser on the machine, so they run with the end-to-end tier, not with the int tier.
 const browser = testDirs.map((dir) => `${dir}/**/*.browser.int.spec.ts`);
-// The MongoDB-wire server and the Kafka broker that int and e2e test files share. Each starts only when
-// the first test file that needs it asks (infra/test/shared-servers.ts).
+// The MongoDB-wire server and the Kafka broker that int test files share. Each starts only when the
+// first test file that needs it asks (infra/test/shared-servers.ts). The e2e tests start the stack with
+// its own servers, as `pnpm start:scaled` does.
 const sharedServers = ['./infra/mongodb/vitest-global-setup.ts', './infra/kafka/vitest-global-setup.ts'];
 
 // Three projects, chosen by the tier in the file name: `unit` (code alone: no storage, socket, process
@@ -64,7 +65,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'e2e', include: [...files('e2e'), ...browser], globalSetup: sharedServers, ...slow },
+        test: { name: 'e2e', include: [...files('e2e'), ...browser], ...slow },
       },
     ],
   },

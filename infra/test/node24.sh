@@ -37,13 +37,23 @@ if [ ! -f "$kept" ]; then
   echo "[node24] compiling better-sqlite3 $version for ABI $abi"
   started=$SECONDS
   log="$cache/better-sqlite3-abi$abi-build.log"
+  # Node 24.19's node_object_wrap.h registers an environment cleanup hook in every ObjectWrap and removes
+  # it in the destructor, which aborts the process ("Assertion failed: (env) != nullptr") when the GC
+  # finalizes a better-sqlite3 12 statement outside a JavaScript scope (nodejs/node#65446). Users of
+  # Node 24 get better-sqlite3's release binary, built with the header before that change; here nothing
+  # can be downloaded, so the module is compiled the same way: with the wheel's headers, less those two
+  # calls.
+  headers=$(mktemp -d)
+  cp -r "$home/include" "$headers/"
+  sed -i -e '/^ *AddCleanupHook();$/d' -e '/^ *RemoveCleanupHook();$/d' "$headers/include/node/node_object_wrap.h"
   # The node-gyp of the wheel's npm, run directly (the wheel's bin/npm wrapper does not resolve its CLI).
   gyp="$home/lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js"
-  if ! (cd "$sqlite" && node "$gyp" rebuild --release --jobs=max --nodedir="$home") >"$log" 2>&1; then
+  if ! (cd "$sqlite" && node "$gyp" rebuild --release --jobs=max --nodedir="$headers") >"$log" 2>&1; then
     tail -40 "$log" >&2
     echo "[node24] compiling better-sqlite3 failed (it needs python3, make and g++); log: $log" >&2
     exit 1
   fi
+  rm -rf "$headers"
   cp "$binary" "$kept.tmp" && mv "$kept.tmp" "$kept"
   echo "[node24] compiled in $((SECONDS - started)) s"
 fi
