@@ -27,13 +27,19 @@ const files = (tier: string) => testDirs.map((dir) => `${dir}/**/*.${tier}.spec.
 // Tests that drive a real browser (Chromium) through the served pages: they check what a user sees and
 // need a browser on the machine, so they run with the end-to-end tier, not with the int tier.
 const browser = testDirs.map((dir) => `${dir}/**/*.browser.int.spec.ts`);
-// The MongoDB-wire server and the Kafka broker that int and e2e test files share. Each starts only when
-// the first test file that needs it asks (infra/test/shared-servers.ts).
+// The MongoDB-wire server and the Kafka broker that int test files share. Each starts only when the
+// first test file that needs it asks (infra/test/shared-servers.ts). The e2e tests start the stack with
+// its own servers, as `pnpm start:scaled` does.
 const sharedServers = ['./infra/mongodb/vitest-global-setup.ts', './infra/kafka/vitest-global-setup.ts'];
 
 // Three projects, chosen by the tier in the file name: `unit` (code alone: no storage, socket, process
 // or server), `int` (real SQLite files, sockets, child processes, the shared servers), `e2e` (the built
 // stack as a user runs it, and the browser tests). `pnpm test:unit` runs the first alone.
+// Timeouts catch a test that never ends; they are no speed limit. A unit test that computes for seconds
+// says so with its own timeout (infra/test/patience.ts). Int and e2e tests start processes, servers and
+// browsers, whose start-up is CPU work that a loaded 2-core machine stretches many times over, so they
+// get more by default.
+const slow = { testTimeout: 120_000, hookTimeout: 180_000 };
 export default defineConfig({
   resolve: {
     alias: workspaceSources.map(([find, path]) => ({
@@ -55,11 +61,12 @@ export default defineConfig({
           include: files('int'),
           exclude: [...configDefaults.exclude, ...browser],
           globalSetup: sharedServers,
+          ...slow,
         },
       },
       {
         extends: true,
-        test: { name: 'e2e', include: [...files('e2e'), ...browser], globalSetup: sharedServers },
+        test: { name: 'e2e', include: [...files('e2e'), ...browser], ...slow },
       },
     ],
   },

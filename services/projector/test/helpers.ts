@@ -8,6 +8,7 @@ import { materialize, projectionNames } from '@eggmesh/projections';
 import type { EntityName } from '@eggmesh/schema';
 import type { LogEntry, WriteOperation } from '@eggmesh/store';
 import { type ProjectionReader, projectionEntities, type SqliteDatabase } from '@eggmesh/store-sqlite';
+import { STARTUP_MS } from '../../../infra/test/patience.js';
 import { freePort } from '../../../infra/test/process.js';
 
 export { freePort };
@@ -458,7 +459,7 @@ export interface Ready {
 export async function waitReady(
   service: Service,
   done: (ready: Ready) => boolean = (r) => r.lag === 0,
-  timeoutMs = 20_000,
+  timeoutMs = STARTUP_MS,
 ): Promise<Ready> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown = null;

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { EntityName } from '@eggmesh/schema';
 import { dataFiles, openPrimaryStore } from '@eggmesh/store-sqlite';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { STARTUP_MS } from '../../../infra/test/patience.js';
 import { freePort } from '../../../infra/test/process.js';
 import { type Payload, tempDir } from './helpers.js';
 
@@ -72,7 +73,7 @@ async function startServer(dataDir: string): Promise<Server> {
   );
   const server: Server = { child, port, url: `http://127.0.0.1:${port}`, output: () => out, exited };
   running.push(server);
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + STARTUP_MS;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`write-api exited with ${child.exitCode}:\n${out}`);
     try {
@@ -175,7 +176,9 @@ async function verify(dataDir: string, acks: readonly Ack[], exactHead: boolean)
 }
 
 describe('write-api process durability', () => {
-  it('SIGKILL right after the last 2xx loses no acknowledged write', async () => {
+  it('SIGKILL right after the last 2xx loses no acknowledged write', {
+    timeout: STARTUP_MS + 60_000,
+  }, async () => {
     const dir = tempDir('eggmesh-durability-');
     const server = await startServer(dir);
     const total = 200;
@@ -197,9 +200,11 @@ describe('write-api process durability', () => {
     const { head, rows } = await verify(dir, acks, true);
     expect(head).toBe(rows);
     expect(rows).toBe(total + 2 * Math.ceil(total / 5));
-  }, 60_000);
+  });
 
-  it('SIGKILL in the middle of a stream of writes keeps every acknowledged one', async () => {
+  it('SIGKILL in the middle of a stream of writes keeps every acknowledged one', {
+    timeout: STARTUP_MS + 60_000,
+  }, async () => {
     const dir = tempDir('eggmesh-durability-');
     const server = await startServer(dir);
     const acks: Ack[] = [];
@@ -228,7 +233,7 @@ describe('write-api process durability', () => {
     expect((await server.exited).signal).toBe('SIGKILL');
     expect(acks.length).toBeGreaterThanOrEqual(300);
     await verify(dir, acks, false);
-  }, 60_000);
+  });
 });
 
 /** A POST whose body arrives in two halves, `gap` apart: in flight for as long as we like. */
@@ -266,7 +271,9 @@ function slowPost(server: Server, body: Payload, release: Promise<void>, agent: 
 }
 
 describe('write-api graceful shutdown', () => {
-  it('SIGTERM lets in-flight requests finish with 2xx, closes the store and exits 0', async () => {
+  it('SIGTERM lets in-flight requests finish with 2xx, closes the store and exits 0', {
+    timeout: STARTUP_MS + 60_000,
+  }, async () => {
     const dir = tempDir('eggmesh-shutdown-');
     const server = await startServer(dir);
     let release!: () => void;
@@ -314,13 +321,13 @@ describe('write-api graceful shutdown', () => {
     } finally {
       await store.close();
     }
-  }, 60_000);
+  });
 
-  it('SIGINT on an idle server exits 0', async () => {
+  it('SIGINT on an idle server exits 0', { timeout: STARTUP_MS + 30_000 }, async () => {
     const dir = tempDir('eggmesh-shutdown-');
     const server = await startServer(dir);
     expect((await post(server, 1)).position).toBe(1);
     server.child.kill('SIGINT');
     expect(await server.exited).toEqual({ code: 0, signal: null });
-  }, 30_000);
+  });
 });
