@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
-// A raw HTTP client for the edge's tests: what curl and browsers send, byte for byte, including what
+// A raw HTTP client for tests of the public port: what curl and browsers send, byte for byte, including what
 // fetch will not (pipelined requests, heads and bodies in pieces, malformed requests).
 
 /** Sends `parts` (one write each, `gapMs` apart) and collects what comes back until close or `ms`. */

@@ -1,4 +1,4 @@
-// GraphiQL in a real headless Chromium, through the edge, with nothing fetched from another host:
+// GraphiQL in a real headless Chromium, on the public port (the read-api), with nothing fetched from another host:
 // the page loads, a query given by ?query= runs when the run button is clicked, and its answer shows
 // in the result pane.
 
@@ -7,9 +7,6 @@ import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildApp as buildEdge } from '@eggmesh/edge';
-import { parseConfig } from '@eggmesh/service-kit';
-import type { FastifyInstance } from 'fastify';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fixture, fixture, ids, seed } from './helpers.js';
@@ -33,7 +30,6 @@ function chromiumPath(): string {
 
 describe('GraphiQL in a browser, offline', () => {
   let f: Fixture;
-  let edge: FastifyInstance;
   let base: string;
   let browser: Browser;
 
@@ -41,12 +37,8 @@ describe('GraphiQL in a browser, offline', () => {
     const executablePath = chromiumPath();
     f = await fixture();
     await seed(f);
-    const readUrl = await f.app.listen({ port: 0, host: '127.0.0.1' });
-    // The write-api is not needed here: the edge routes /graphiql and /graphql to the read-api.
-    edge = await buildEdge({
-      config: parseConfig({ EGGMESH_WRITE_API_URL: 'http://127.0.0.1:9' }),
-    });
-    base = await edge.listen({ port: 0, host: '127.0.0.1' });
+    // The write-api is not needed here: /graphiql and /graphql are the read-api's own.
+    base = await f.app.listen({ port: 0, host: '127.0.0.1' });
     browser = await puppeteer.launch({
       executablePath,
       headless: true,
@@ -55,7 +47,6 @@ describe('GraphiQL in a browser, offline', () => {
   });
   afterAll(async () => {
     await browser?.close();
-    await edge?.close();
     await f?.close();
   });
 

@@ -96,7 +96,8 @@ export async function startStack(env: Record<string, string> = {}): Promise<Runn
         (await fetch(`${urls.public}/ready`)).ok && (await fetch(`${urls.write}/ready`)).ok
           ? true
           : undefined,
-      30_000,
+      // A shared machine can take long to start four Node processes; the stack.e2e suite waits as long.
+      150_000,
       () => `; stack output:\n${output.join('\n')}`,
     );
   } catch (error) {

@@ -89,15 +89,6 @@ export function forwardWrites(app: FastifyInstance, config: ConfigOf<'read-api'>
     // The body is passed on as the client sent it, read whole up to the body limit.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-    scope.setErrorHandler((error: FastifyError, request, reply) => {
-      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
-        return fail(reply, new EggmeshError('EGGMESH_BODY_TOO_LARGE', [config.bodyLimitBytes]));
-      if ((error.statusCode ?? 500) < 500)
-        return fail(reply, new EggmeshError('EGGMESH_BAD_REQUEST', [], {}, `bad request: ${error.message}`));
-      request.log.error({ err: error }, 'forwarding failed');
-      return fail(reply, new EggmeshError('EGGMESH_INTERNAL'));
-    });
-
     const service = 'write-api';
     const forward = (request: FastifyRequest, reply: FastifyReply) => {
       const body = request.body;
@@ -120,6 +111,23 @@ export function forwardWrites(app: FastifyInstance, config: ConfigOf<'read-api'>
       });
       return reply;
     };
+    scope.setErrorHandler((error: FastifyError, request, reply) => {
+      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+        return fail(reply, new EggmeshError('EGGMESH_BODY_TOO_LARGE', [config.bodyLimitBytes]));
+      // No content type (a body without one, or QUERY without one): Fastify left the body unread; the
+      // write-api answers such a request itself (405, 415…), so it gets it as the client sent it.
+      if (
+        error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ||
+        error.code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE'
+      ) {
+        request.body = request.raw;
+        return forward(request, reply);
+      }
+      if ((error.statusCode ?? 500) < 500)
+        return fail(reply, new EggmeshError('EGGMESH_BAD_REQUEST', [], {}, `bad request: ${error.message}`));
+      request.log.error({ err: error }, 'forwarding failed');
+      return fail(reply, new EggmeshError('EGGMESH_INTERNAL'));
+    });
     const every = scope.supportedMethods.filter((method) => method !== 'CONNECT');
     const writes = every.filter((method) => !READ_METHODS.includes(method));
     for (const route of writeRoutes)
