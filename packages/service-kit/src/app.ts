@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify';
 import type { Config } from './config.js';
 import { answerClientError, lingerOnRefusedBody } from './http-limits.js';
@@ -6,8 +6,8 @@ import { answerClientError, lingerOnRefusedBody } from './http-limits.js';
 const prepared = new WeakSet<FastifyInstance>();
 
 /**
- * What every eggmesh app needs however it is served (listening through serve(), embedded in another
- * HTTP server through embed(), or listening on its own in a test): a refused upload (413) is read to
+ * What every eggmesh app needs however it is served (listening through serve(), or on its own in a
+ * test): a refused upload (413) is read to
  * its end before the answer, so the client gets the 413 instead of a reset; once closing, in-flight
  * answers say `Connection: close`. Idempotent: an app gets each hook once.
  */
@@ -37,19 +37,6 @@ export function serviceApp(
     ...options,
   });
   return withServiceDefaults(app);
-}
-
-/**
- * Serves an app inside another HTTP server (the edge answers GraphQL with the read-api's app): the
- * app gets withServiceDefaults(), is made ready, and the returned handler routes a request to it.
- */
-export async function embed(
-  app: FastifyInstance,
-  _config?: unknown,
-): Promise<(request: IncomingMessage, response: ServerResponse) => void> {
-  withServiceDefaults(app);
-  await app.ready();
-  return (request, response) => app.routing(request, response);
 }
 
 const closingAware = new WeakSet<FastifyInstance>();

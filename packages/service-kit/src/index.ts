@@ -1,6 +1,5 @@
 export {
   closeConnectionsWhenClosing,
-  embed,
   requestLogging,
   serviceApp,
   withServiceDefaults,
