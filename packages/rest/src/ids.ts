@@ -14,7 +14,7 @@ let used = POOL_BYTES;
  * B-tree indexes keyed by id (the version table's, the current table) take a create on the same few
  * pages as the ones before it instead of on a random page each: measured on crud-sequence against the
  * write-api alone, 36 % more requests per second at 100 clients and half the p99
- * (docs/decisions/0002-time-ordered-ids.md). The time it was made can be read from the id;
+ * (docs/decisions/0003-time-ordered-ids.md). The time it was made can be read from the id;
  * EGGMESH_ID_VERSION=4 assigns random v4 ids.
  */
 export function uuidV7(now: number): string {
