@@ -20,4 +20,5 @@ export {
   removeStaleGenerations,
   SqliteProjectionStore,
 } from './projection-store.js';
+export { READ_MEMO_ROWS, ReadMemo } from './read-memo.js';
 export { dataFiles, openPrimaryWhenCreated, openReadStore, SqliteReadStore } from './read-store.js';

@@ -673,6 +673,7 @@ export class ProjectionReader {
   private db: SqliteDatabase | null = null;
   private tables: VersionTables | null = null;
   private checkpointStatement: Statement | null = null;
+  private dataVersion: Statement | null = null;
   private generation: string | null = null;
   private currentMtime = 0;
   private checkedAt = -Infinity;
@@ -705,9 +706,16 @@ export class ProjectionReader {
       this.checkpointStatement = db
         .prepare("SELECT value FROM projector_meta WHERE key = 'checkpoint'")
         .pluck();
+      this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     }
     this.currentMtime = mtime;
     return this.tables;
+  }
+
+  /** Changes whenever another connection commits to the current generation, or another becomes current. */
+  version(): string {
+    this.refresh();
+    return `${this.generation}:${this.dataVersion?.get() as number | undefined}`;
   }
 
   /** The position the projections reflect (0 before the projector's first batch). */

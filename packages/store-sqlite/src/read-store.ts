@@ -2,10 +2,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type EntityName, entities } from '@eggmesh/schema';
-import type { PageOptions, ReadOptions, ReadStore, RelationPageOptions } from '@eggmesh/store';
+import type { PageOptions, ReadOptions, ReadStore, RelationPageOptions, StoredRecord } from '@eggmesh/store';
 import { ChangeSignal } from './change-signal.js';
 import { openPrimaryStore, SqlitePrimaryStore } from './primary-store.js';
 import { ProjectionReader } from './projection-store.js';
+import { ReadMemo } from './read-memo.js';
 
 /** How long a read side keeps watching its files after the last read that waited for a position. */
 const WATCH_AFTER_WAIT_MS = 30_000;
@@ -24,11 +25,20 @@ export class SqliteReadStore implements ReadStore {
   private readonly changes: ChangeSignal;
   /** The change count when positions were last read: a change after it ends the next `changed()` at once. */
   private seen = 0;
+  /** Current-read answers of the primary and of the projections, each kept while its file is unchanged. */
+  private readonly memos: { readonly primary: ReadMemo | undefined; readonly projections: ReadMemo };
 
   constructor(
     readonly primary: SqlitePrimaryStore,
     readonly projections: ProjectionReader,
   ) {
+    // `data_version` moves on other connections' commits only: a writable primary (the write-api's
+    // own) is read without a memo.
+    const primaryVersion = primary.db.prepare('PRAGMA data_version').pluck();
+    this.memos = {
+      primary: primary.db.readonly ? new ReadMemo(() => primaryVersion.get()) : undefined,
+      projections: new ReadMemo(() => projections.version()),
+    };
     // Watched only while reads wait for a position: a read side is otherwise woken by every commit.
     this.changes = new ChangeSignal(
       [primary.file, join(projections.dir, 'CURRENT'), join(projections.dir, 'gen-')],
@@ -65,14 +75,34 @@ export class SqliteReadStore implements ReadStore {
     this.projections.checkpoint();
   }
 
+  /** `read()`'s answer; for a current read (no `at`), from the entity's file's memo. */
+  private memoized<T extends StoredRecord | StoredRecord[] | null>(
+    entity: EntityName,
+    at: number | undefined,
+    key: readonly unknown[],
+    read: () => T,
+  ): T {
+    const memo = entities[entity].kind === 'projection' ? this.memos.projections : this.memos.primary;
+    if (at !== undefined || memo === undefined) return read();
+    return memo.answer(JSON.stringify([entity, ...key]), read, (answer) =>
+      Array.isArray(answer) ? answer.length : 1,
+    );
+  }
+
   async get(entity: EntityName, id: string, options?: ReadOptions) {
-    return this.source(entity).get(entity, id, options);
+    return this.memoized(entity, options?.at, ['get', id], () =>
+      this.source(entity).get(entity, id, options),
+    );
   }
   async getMany(entity: EntityName, ids: readonly string[], options?: ReadOptions) {
-    return this.source(entity).getMany(entity, ids, options);
+    return this.memoized(entity, options?.at, ['getMany', ids], () =>
+      this.source(entity).getMany(entity, ids, options),
+    );
   }
   async findBy(entity: EntityName, field: string, value: string, options: PageOptions) {
-    return this.source(entity).findBy(entity, field, value, options);
+    return this.memoized(entity, options.at, ['findBy', field, value, options.limit, options.after], () =>
+      this.source(entity).findBy(entity, field, value, options),
+    );
   }
   async findByAny(
     entity: EntityName,
@@ -80,10 +110,17 @@ export class SqliteReadStore implements ReadStore {
     values: readonly string[],
     options?: RelationPageOptions,
   ) {
-    return this.source(entity).findByAny(entity, field, values, options);
+    return this.memoized(
+      entity,
+      options?.at,
+      ['findByAny', field, values, options?.limit, options?.after],
+      () => this.source(entity).findByAny(entity, field, values, options),
+    );
   }
   async list(entity: EntityName, options: PageOptions) {
-    return this.source(entity).list(entity, options);
+    return this.memoized(entity, options.at, ['list', options.limit, options.after], () =>
+      this.source(entity).list(entity, options),
+    );
   }
 
   async close(): Promise<void> {

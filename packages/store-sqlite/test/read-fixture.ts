@@ -7,6 +7,7 @@ import {
   openProjectionStore,
   openReadStore,
   type SqlitePrimaryStore,
+  type SqliteProjectionStore,
   type SqliteReadStore,
 } from '@eggmesh/store-sqlite';
 
@@ -22,6 +23,7 @@ export const coop = (farmId: string, name = 'c') => ({
 export interface ReadFixture {
   readonly dir: string;
   readonly writer: SqlitePrimaryStore;
+  readonly projections: SqliteProjectionStore;
   readonly read: SqliteReadStore;
   close(): Promise<void>;
 }
@@ -30,14 +32,16 @@ export function openReadFixture(prefix: string, clock: () => number): ReadFixtur
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const files = dataFiles(dir);
   const writer = openPrimaryStore({ file: files.primary, clock });
-  openProjectionStore({ dir: files.projectionsDir });
+  const projections = openProjectionStore({ dir: files.projectionsDir });
   const read = openReadStore(dir);
   return {
     dir,
     writer,
+    projections,
     read,
     async close() {
       await read.close();
+      await projections.close();
       await writer.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { SqlitePrimaryStore, SqliteReadStore } from '@eggmesh/store-sqlite';
+import {
+  dataFiles,
+  ProjectionReader,
+  ReadMemo,
+  type SqlitePrimaryStore,
+  SqliteReadStore,
+} from '@eggmesh/store-sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { coop, farm, openReadFixture, type ReadFixture } from './read-fixture.js';
 
@@ -81,3 +87,90 @@ describe('the read-only store over files another connection writes', () => {
     expect(await read.getMany('coop', [])).toEqual([]);
   });
 });
+
+describe('the read memo: answers of current reads kept while the file is unchanged', () => {
+  let now: number;
+  let fixture: ReadFixture;
+
+  beforeEach(() => {
+    now = 1_000;
+    fixture = openReadFixture('eggmesh-read-memo-', () => now);
+  });
+  afterEach(() => fixture.close());
+
+  it('hands out the same answer again until another connection commits, then reads afresh', async () => {
+    const { writer, read } = fixture;
+    const f = randomUUID();
+    await writer.commit([{ op: 'create', entity: 'farm', id: f, payload: farm('a') }]);
+    const first = await read.get('farm', f);
+    expect(await read.get('farm', f)).toBe(first);
+    const list = await read.list('farm', { limit: 10 });
+    expect(await read.list('farm', { limit: 10 })).toBe(list);
+    // Reads at a time are never kept.
+    expect(await read.get('farm', f, { at: now })).not.toBe(await read.get('farm', f, { at: now }));
+    now += 5;
+    await writer.commit([{ op: 'update', entity: 'farm', id: f, payload: farm('b') }]);
+    expect((await read.get('farm', f))?.payload.name).toBe('b');
+    expect((await read.list('farm', { limit: 10 }))[0]?.payload.name).toBe('b');
+    // A missing row is an answer too, until a commit creates it.
+    const g = randomUUID();
+    expect(await read.get('farm', g)).toBeNull();
+    await writer.commit([{ op: 'create', entity: 'farm', id: g, payload: farm('g') }]);
+    expect((await read.get('farm', g))?.payload.name).toBe('g');
+  });
+
+  it('reads projections afresh after each projector commit', async () => {
+    const { projections, read } = fixture;
+    const farmId = randomUUID();
+    const out = (total_hens: number, createdAt: number) => ({
+      entity: 'farm_output' as const,
+      id: farmId,
+      payload: { farm_id: farmId, farm_type: 'homestead', total_hens },
+      live: true,
+      createdAt,
+    });
+    await projections.commit({ expectedCheckpoint: 0, checkpoint: 1, documents: [out(1, 100)], state: [] });
+    await waitForPosition(read, 1);
+    const one = await read.get('farm_output', farmId);
+    expect(one?.payload.total_hens).toBe(1);
+    expect(await read.get('farm_output', farmId)).toBe(one);
+    await projections.commit({ expectedCheckpoint: 1, checkpoint: 2, documents: [out(2, 200)], state: [] });
+    expect((await read.get('farm_output', farmId))?.payload.total_hens).toBe(2);
+  });
+
+  it("keeps nothing over a writable primary, whose own commits SQLite's data_version does not count", async () => {
+    const { writer, dir } = fixture;
+    const own = new SqliteReadStore(writer, new ProjectionReader(dataFiles(dir).projectionsDir));
+    const f = randomUUID();
+    await writer.commit([{ op: 'create', entity: 'farm', id: f, payload: farm('a') }]);
+    expect((await own.get('farm', f))?.payload.name).toBe('a');
+    now += 5;
+    await writer.commit([{ op: 'update', entity: 'farm', id: f, payload: farm('b') }]);
+    expect((await own.get('farm', f))?.payload.name).toBe('b');
+    own.projections.close();
+  });
+
+  it('starts over once its rows are full, and never keeps an answer larger than all of them', () => {
+    let reads = 0;
+    const memo = new ReadMemo(() => 1, 3);
+    const read = (rows: number) => () => {
+      reads += 1;
+      return Array.from({ length: rows }, (_, i) => i);
+    };
+    const a = memo.answer('a', read(2), (x) => x.length);
+    expect(memo.answer('a', read(2), (x) => x.length)).toBe(a);
+    expect(reads).toBe(1);
+    memo.answer('b', read(2), (x) => x.length); // 4 rows: over, so the memo starts over with b alone
+    expect(memo.answer('a', read(2), (x) => x.length)).not.toBe(a);
+    expect(reads).toBe(3);
+    const big = memo.answer('big', read(4), (x) => x.length);
+    expect(memo.answer('big', read(4), (x) => x.length)).not.toBe(big);
+  });
+});
+
+async function waitForPosition(read: SqliteReadStore, position: number): Promise<void> {
+  for (let i = 0; i < 100 && (await read.projectionPosition()) < position; i++) {
+    await read.changed(50);
+  }
+  expect(await read.projectionPosition()).toBeGreaterThanOrEqual(position);
+}
