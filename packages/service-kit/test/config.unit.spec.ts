@@ -86,7 +86,18 @@ describe('configuration', () => {
     const config = parseConfig({});
     expect(config.graphql).toMatchObject({ maxFields: 2000, maxTokens: 5000, maxRows: 100_000 });
     expect(config.projector).toEqual({ batchSize: 2000, idlePollMs: 5000 });
-    expect(Object.keys(settings).length).toBeLessThanOrEqual(40);
+    for (const internal of [
+      'EGGMESH_GRAPHQL_MAX_FIELDS',
+      'EGGMESH_GRAPHQL_MAX_TOKENS',
+      'EGGMESH_GRAPHQL_MAX_ROWS',
+      'EGGMESH_GRAPHQL_MAX_RESPONSE_BYTES',
+      'EGGMESH_PROJECTOR_BATCH',
+      'EGGMESH_PROJECTOR_IDLE_POLL_MS',
+      'EGGMESH_SHUTDOWN_TIMEOUT_MS',
+      'EGGMESH_MONGODB_WRITE_CONCERN',
+    ])
+      expect(Object.keys(settings), internal).not.toContain(internal);
+    expect(Object.keys(settings).length).toBeLessThanOrEqual(42);
   });
 
   it('parses the MongoDB settings: store choice, URI, database', () => {

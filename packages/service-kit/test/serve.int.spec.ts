@@ -221,16 +221,16 @@ describe('overload (@fastify/under-pressure)', () => {
     const quick = await fetch(`${base}/busy?ms=1`);
     await quick.arrayBuffer();
     expect(quick.status).toBe(200);
-    // Two clients keep the loop busy with 1.5 s requests back to back: every turn of it is 1.5 s late.
+    // Three clients keep the loop busy with 3 s requests back to back: every turn of it is seconds late.
     let loading = true;
     const load = async () => {
       while (loading) {
-        await fetch(`${base}/busy?ms=1500`)
+        await fetch(`${base}/busy?ms=3000`)
           .then((r) => r.arrayBuffer())
           .catch(() => undefined);
       }
     };
-    const loaders = [load(), load()];
+    const loaders = [load(), load(), load()];
     try {
       let shed: Response | undefined;
       const deadline = Date.now() + 40_000;
