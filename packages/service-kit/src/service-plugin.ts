@@ -60,17 +60,19 @@ const RATE_LIMIT_WINDOW_MS = 60_000;
 const RATE_LIMIT_CLIENTS = 100_000;
 
 /**
- * Counts the late windows in a row: reads under-pressure's figure twice a window (a new window always
- * brings a new mean) and resets the count on the first window that is on time.
+ * Counts the late windows in a row: reads under-pressure's figure at most once a window (a blocked loop
+ * delays this timer as much as under-pressure's own) and resets the count on the first window that is
+ * on time. Not by change of value: a window in which the loop never turned reads Infinity, and so does
+ * the next one.
  */
 function lateWindows(app: FastifyInstance): () => number {
   let late = 0;
-  let seen = Number.NaN;
+  let readAt = Number.NEGATIVE_INFINITY;
   const watch = setInterval(() => {
-    const delay = app.memoryUsage().eventLoopDelay;
-    if (Object.is(delay, seen)) return;
-    seen = delay;
-    late = delay > MAX_EVENT_LOOP_DELAY_MS ? late + 1 : 0;
+    const now = performance.now();
+    if (now - readAt < OVERLOAD_SAMPLE_MS) return;
+    readAt = now;
+    late = app.memoryUsage().eventLoopDelay > MAX_EVENT_LOOP_DELAY_MS ? late + 1 : 0;
   }, OVERLOAD_SAMPLE_MS / 2);
   watch.unref();
   app.addHook('onClose', async () => clearInterval(watch));
