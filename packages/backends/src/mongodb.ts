@@ -21,6 +21,15 @@ const SERVER_SELECTION_MS = 5000;
 export function mongodbBackend(config: BackendConfig, service: string): Backend {
   const { uri, dbName } = config.mongodb;
   const log = () => connectLog(service, `MongoDB at ${uri}`);
+  /** A reader connecting in the background; only the one a side waits on first logs its retries. */
+  const reader = (readPreference: 'primary' | 'secondaryPreferred', logged = false) =>
+    new ConnectingReadStore(
+      new Connecting(
+        () =>
+          openMongoReadStore({ uri, dbName, readPreference, serverSelectionTimeoutMS: SERVER_SELECTION_MS }),
+        ...(logged ? [log()] : []),
+      ),
+    );
   return {
     name: 'mongodb',
     describe: () => ({ store: 'mongodb', uri, db: dbName }),
@@ -32,21 +41,12 @@ export function mongodbBackend(config: BackendConfig, service: string): Backend 
         ),
       );
       // The write-api's REST reads go to the primary, so a client reads its own writes at once.
-      const reader = new ConnectingReadStore(
-        new Connecting(() =>
-          openMongoReadStore({
-            uri,
-            dbName,
-            readPreference: 'primary',
-            serverSelectionTimeoutMS: SERVER_SELECTION_MS,
-          }),
-        ),
-      );
+      const primaryReader = reader('primary');
       return {
         primary,
-        reader,
+        reader: primaryReader,
         async close() {
-          await reader.close();
+          await primaryReader.close();
           await primary.close();
         },
       };
@@ -54,28 +54,8 @@ export function mongodbBackend(config: BackendConfig, service: string): Backend 
     async openReadSide() {
       // GraphQL reads the secondaries (and waits with x-min-position); REST reads read the primary, so
       // a client reads its own REST writes at once.
-      const store = new ConnectingReadStore(
-        new Connecting(
-          () =>
-            openMongoReadStore({
-              uri,
-              dbName,
-              readPreference: 'secondaryPreferred',
-              serverSelectionTimeoutMS: SERVER_SELECTION_MS,
-            }),
-          log(),
-        ),
-      );
-      const restReader = new ConnectingReadStore(
-        new Connecting(() =>
-          openMongoReadStore({
-            uri,
-            dbName,
-            readPreference: 'primary',
-            serverSelectionTimeoutMS: SERVER_SELECTION_MS,
-          }),
-        ),
-      );
+      const store = reader('secondaryPreferred', true);
+      const restReader = reader('primary');
       return {
         store,
         restReader,
