@@ -19,7 +19,7 @@ export interface CliEnvVar {
 }
 
 export interface CommandSpec<O extends Readonly<Record<string, CliOption>>> {
-  /** How a user runs it, e.g. `pnpm seed` or `node services/edge/dist/server.js`. */
+  /** How a user runs it, e.g. `pnpm seed` or `node services/read-api/dist/server.js`. */
   readonly command: string;
   /** What it does, a few lines. */
   readonly summary: string;

@@ -1,7 +1,7 @@
 /**
  * Every error code any eggmesh service answers with: its HTTP status and a message template (`%s` is
  * filled from the arguments, in order). One table for the write-api, the read-api (GraphQL errors carry
- * the code in `extensions.code`), the edge and the projector. Clients match on the code, never on the
+ * the code in `extensions.code`), the read-api's forwarding and the projector. Clients match on the code, never on the
  * message. docs/api.md lists every code of this table and no other; a test pins the two together.
  */
 export const errorTable = {
@@ -96,7 +96,7 @@ export function errorMessage(code: ErrorCode, args: readonly (string | number)[]
 /**
  * An error that answers `{ "error": message, "code": code, ...details }` with its code's status.
  * The message is the code's template filled from `args`; `message` replaces it where the service
- * knows better (the edge names the service that did not answer).
+ * knows better (the read-api names the service that did not answer).
  */
 export class EggmeshError extends Error {
   readonly code: ErrorCode;

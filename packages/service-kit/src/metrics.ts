@@ -21,7 +21,7 @@ const classIndex = (statusCode: number) => Math.min(4, Math.max(0, Math.floor(st
  * One process's metrics: the standard Node process metrics (prom-client's defaults, event-loop lag
  * included, prefixed `nodejs_`/`process_`), `eggmesh_http_request_duration_seconds{route,method,
  * status_class}` (its `_count` is the request count) and `eggmesh_store_duration_seconds`. A process
- * that serves several apps (the edge with the read side in it) makes one and gives it to each app's
+ * that serves several apps (a test serving several apps) makes one and gives it to each app's
  * installMetrics(), so its `/metrics` counts every answer once, by the route that gave it.
  */
 export function createMetrics(): Metrics {

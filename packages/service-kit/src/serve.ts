@@ -10,12 +10,6 @@ export interface ServeOptions {
   readonly onClose?: () => Promise<void> | void;
   /** The service's name in /health; defaults to the `service` of its logger (see loggerOptions). */
   readonly name?: string;
-  /**
-   * Other apps this process serves on ports of their own, with the same limits, /health fields and
-   * shutdown (the edge serving the read-api's app on READ_API_PORT). Each answers /health with its
-   * own name (its logger's `service`) and this process's pid; they listen before `app` does.
-   */
-  readonly also?: readonly { readonly app: FastifyInstance; readonly port: number }[];
 }
 
 /** The `service` binding of a pino logger, if the app has one. */
@@ -75,8 +69,6 @@ export async function serve(app: FastifyInstance, options: ServeOptions): Promis
     });
   };
   prepare(app, service);
-  const also = options.also ?? [];
-  for (const other of also) prepare(other.app, loggerService(other.app) ?? service);
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -88,7 +80,7 @@ export async function serve(app: FastifyInstance, options: ServeOptions): Promis
     }, options.config.shutdownTimeoutMs);
     timer.unref();
     try {
-      await Promise.all([app.close(), ...also.map((other) => other.app.close())]);
+      await app.close();
       await options.onClose?.();
       app.log.info('stopped');
       process.exit(0);
@@ -99,18 +91,17 @@ export async function serve(app: FastifyInstance, options: ServeOptions): Promis
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
-  for (const [served, port] of [...also.map((o) => [o.app, o.port] as const), [app, options.port] as const]) {
-    try {
-      await served.listen({ port, host: options.config.host });
-    } catch (error) {
-      if (!(error instanceof Error) || !('code' in error) || error.code !== 'EADDRINUSE') throw error;
-      // Restarting cannot fix this: say which port, and exit with the code the supervisor recognises.
-      served.log.fatal(
-        { port, host: options.config.host },
-        `cannot listen: port ${port} on ${options.config.host} is in use by another process (is another eggmesh running?)`,
-      );
-      process.exit(exitCodes.portInUse);
-    }
+  const port = options.port;
+  try {
+    await app.listen({ port, host: options.config.host });
+  } catch (error) {
+    if (!(error instanceof Error) || !('code' in error) || error.code !== 'EADDRINUSE') throw error;
+    // Restarting cannot fix this: say which port, and exit with the code the supervisor recognises.
+    app.log.fatal(
+      { port, host: options.config.host },
+      `cannot listen: port ${port} on ${options.config.host} is in use by another process (is another eggmesh running?)`,
+    );
+    process.exit(exitCodes.portInUse);
   }
 }
 
