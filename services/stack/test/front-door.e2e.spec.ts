@@ -38,7 +38,9 @@ describe('the public port under hostile clients (pnpm start)', () => {
   let publicPid = 0;
 
   beforeAll(async () => {
-    stack = await startStack();
+    // These clients all come from loopback, which the default trusts as a front door (and exempts from
+    // the per-client connection cap): believe nobody, so that each loopback address is a client.
+    stack = await startStack({ EGGMESH_TRUSTED_PROXIES: 'none' });
     port = Number(new URL(stack.urls.public).port);
     const health = (await (await fetch(`${stack.urls.public}/health`)).json()) as {
       service: string;
