@@ -43,7 +43,7 @@ if [ ! -f "$kept" ]; then
   log="$cache/better-sqlite3-abi$abi-build.log"
   # Node 24.19's node_object_wrap.h registers an environment cleanup hook in every ObjectWrap and removes
   # it in the destructor, which aborts the process ("Assertion failed: (env) != nullptr") when the GC
-  # finalizes a better-sqlite3 12 statement outside a JavaScript scope (nodejs/node#65446). Users of
+  # finalizes a better-sqlite3 12 statement outside a JavaScript scope. Users of
   # Node 24 get better-sqlite3's release binary, built with the header before that change; here nothing
   # can be downloaded, so the module is compiled the same way: with the wheel's headers, less those two
   # calls.
