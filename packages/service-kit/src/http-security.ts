@@ -1,4 +1,4 @@
-import type { FastifyHelmetOptions } from '@fastify/helmet';
+import type { HelmetOptions } from 'helmet';
 import type { Config } from './config.js';
 
 /**
@@ -30,7 +30,7 @@ export const PAGE_CSP = Object.freeze({
 });
 
 /**
- * @fastify/helmet's options for every service: helmet's defaults (nosniff, no-referrer, same-origin
+ * helmet's options for every answer that is not a page: helmet's defaults (nosniff, no-referrer, same-origin
  * opener and resource policies…) with the API policy above, framing denied outright, and no
  * Strict-Transport-Security: the services speak plain HTTP behind whatever terminates TLS, and that
  * proxy owns the HSTS policy of its hostname (includeSubDomains from here could lock out its siblings).
@@ -39,12 +39,13 @@ export const helmetOptions = {
   contentSecurityPolicy: { useDefaults: false, directives: API_CSP },
   xFrameOptions: { action: 'deny' },
   strictTransportSecurity: false,
-} as const satisfies FastifyHelmetOptions;
+} as const satisfies HelmetOptions;
 
-/** The per-route @fastify/helmet options of an HTML page (see PAGE_CSP). */
+/** helmet's options for the HTML pages: the same, with PAGE_CSP. */
 export const pageHelmetOptions = {
+  ...helmetOptions,
   contentSecurityPolicy: { useDefaults: false, directives: PAGE_CSP },
-} as const satisfies FastifyHelmetOptions;
+} as const satisfies HelmetOptions;
 
 /** What a browser app may send and read, on every method a route of ours answers. */
 export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'QUERY'];

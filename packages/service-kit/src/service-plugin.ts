@@ -1,14 +1,21 @@
 import cors from '@fastify/cors';
-import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
 import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import helmet from 'helmet';
 import { withServiceDefaults } from './app.js';
 import type { Config } from './config.js';
 import { EggmeshError } from './errors.js';
 import { corsOptions, helmetOptions, pageHelmetOptions } from './http-security.js';
 import { createMetrics, installMetrics, type Metrics } from './metrics.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** An HTML page of `ServicePluginOptions.pages`: it gets PAGE_CSP instead of the API's policy. */
+    page?: boolean;
+  }
+}
 
 export interface ServicePluginOptions {
   /** The service's settings: CORS origins, the rate limit, the app defaults of withServiceDefaults(). */
@@ -85,7 +92,7 @@ const pathOf = (url: string): string => {
 };
 
 /**
- * Everything every eggmesh service puts around its routes, in one Fastify plugin: @fastify/helmet's
+ * Everything every eggmesh service puts around its routes, in one Fastify plugin: helmet's
  * security headers (PAGE_CSP on the `pages`, API_CSP elsewhere), @fastify/cors, overload shedding with
  * @fastify/under-pressure (503 EGGMESH_OVERLOADED with `retry-after`), the per-client rate limit of
  * `EGGMESH_RATE_LIMIT_PER_MIN` with @fastify/rate-limit (429 EGGMESH_RATE_LIMITED with
@@ -98,11 +105,19 @@ async function eggmeshService(app: FastifyInstance, options: ServicePluginOption
   const pages = options.pages ?? [];
   if (pages.length > 0) {
     app.addHook('onRoute', (route) => {
-      if (route.helmet === undefined && pages.some((prefix) => route.url.startsWith(prefix)))
-        route.helmet = pageHelmetOptions;
+      if (pages.some((prefix) => route.url.startsWith(prefix))) {
+        route.config = { ...route.config, page: true };
+      }
     });
   }
-  await app.register(helmet, helmetOptions);
+  // helmet's middlewares are built once, here: @fastify/helmet builds them again on every request
+  // (ADR 0004).
+  const apiHeaders = helmet(helmetOptions);
+  const pageHeaders = helmet(pageHelmetOptions);
+  app.addHook('onRequest', (request, reply, done) => {
+    const headers = request.routeOptions.config.page === true ? pageHeaders : apiHeaders;
+    headers(request.raw, reply.raw, done as (error?: unknown) => void);
+  });
   await app.register(cors, corsOptions(config));
   await app.register(underPressure, {
     maxEventLoopDelay: MAX_EVENT_LOOP_DELAY_MS,

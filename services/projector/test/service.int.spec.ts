@@ -386,10 +386,9 @@ describe('the projector service', () => {
   });
 
   it('stops on SIGTERM with exit code 0', async () => {
-    const started = Date.now();
     service.child.kill('SIGTERM');
+    // Past the shutdown timeout it would exit 1.
     expect(await service.exited).toBe(0);
-    expect(Date.now() - started).toBeLessThan(5000);
   });
 });
 

@@ -65,16 +65,15 @@ describe('x-min-position', () => {
   });
 
   it('answers at once when the position is already reached, on per-entity endpoints and over GET', async () => {
-    f = await fixture();
+    // A bound longer than the test's timeout: a request that waited for it would fail the test.
+    f = await fixture({ env: { EGGMESH_MIN_POSITION_WAIT_MS: '600000' } });
     const position = await writeFarm();
     await f.project([], position);
     const started = performance.now();
     const r = await gql(f.app, '/farm/graph', `{ getById(id: "${FARM}") { name } }`, {
       headers: { 'x-min-position': String(position) },
     });
-    // Far below the 5 s bound: it did not wait.
     const took = performance.now() - started;
-    expect(took).toBeLessThan(1000);
     expect(positionWait(r.headers['server-timing'])).toBeLessThanOrEqual(took + 0.1);
     expect(r.body.data.getById).toEqual({ name: 'Fresh' });
     // Without the header nothing waited, and nothing says so.
@@ -97,7 +96,6 @@ describe('x-min-position', () => {
     const r = await gql(f.app, '/graphql', query, { headers: { 'x-min-position': String(position + 10) } });
     const waited = performance.now() - started;
     expect(waited).toBeGreaterThanOrEqual(55);
-    expect(waited).toBeLessThan(1000);
     expect(r.status).toBe(200);
     expect(r.headers['x-eggmesh-stale']).toBe('true');
     expect(positionWait(r.headers['server-timing'])).toBeGreaterThanOrEqual(55);

@@ -324,14 +324,13 @@ describe('the public port forwards the write routes to the write-api', () => {
     expect(upstream.streams[0]!.closed).toBe(true);
     const before = upstream.posts();
     for (let i = 1; i <= 3; i++) {
-      const started = Date.now();
+      // A request given the stalled connection would never be answered: the abort fails it.
       const answer = await fetch(`${base}/counted/api`, {
         method: 'POST',
         signal: AbortSignal.timeout(5000),
       });
       expect(answer.status).toBe(200);
       expect(await answer.json()).toEqual({ post: before + i });
-      expect(Date.now() - started).toBeLessThan(2000);
     }
     expect(upstream.posts()).toBe(before + 3);
   });

@@ -304,12 +304,11 @@ describe('write-api graceful shutdown', () => {
       expect(r.status, r.body).toBe(201);
       expect(JSON.parse(r.body)).toEqual(bodies[k]);
     }
-    const answeredAt = Date.now();
+    // Connections kept alive by the client do not hold the shutdown up: one that did would keep the
+    // process until the shutdown timeout, which exits 1.
     const exit = await server.exited;
     agent.destroy();
     expect(exit, server.output()).toEqual({ code: 0, signal: null });
-    // Connections kept alive by the client do not hold the shutdown up.
-    expect(Date.now() - answeredAt).toBeLessThan(3_000);
     // The database was closed cleanly: SQLite checkpoints and removes the WAL when its last connection closes.
     expect(existsSync(`${dataFiles(dir).primary}-wal`)).toBe(false);
 
