@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { isStoreError, storeErrorCodes } from '@eggmesh/store';
-import { chooseCommitMode, openMongoPrimaryStore, supportsTransactions } from '@eggmesh/store-mongodb';
+import { openMongoPrimaryStore } from '@eggmesh/store-mongodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dropDatabase, freshDbName, mongodbServer, mongodbUri } from './helpers.js';
 
@@ -15,26 +15,6 @@ async function closedPort(): Promise<number> {
   return address.port;
 }
 
-describe('transaction capability detection', () => {
-  it('finds transactions on replica sets and mongos with sessions, never on a standalone', () => {
-    const standalone = { ismaster: true, maxWireVersion: 21, logicalSessionTimeoutMinutes: 30 };
-    const replicaSet = { ...standalone, setName: 'rs0' };
-    const mongos = { ...standalone, msg: 'isdbgrid' };
-    expect(supportsTransactions(standalone)).toBe(false);
-    expect(supportsTransactions(replicaSet)).toBe(true);
-    expect(supportsTransactions(mongos)).toBe(true);
-    // MongoDB 3.6 replica set (wire 6): sessions, no transactions. 4.0 mongos (wire 7): none either.
-    expect(supportsTransactions({ ...replicaSet, maxWireVersion: 6 })).toBe(false);
-    expect(supportsTransactions({ ...mongos, maxWireVersion: 7 })).toBe(false);
-    // mongo-java-server answers without sessions.
-    expect(supportsTransactions({ ismaster: true, maxWireVersion: 13 })).toBe(false);
-    expect(supportsTransactions({ ...replicaSet, logicalSessionTimeoutMinutes: undefined })).toBe(false);
-    expect(chooseCommitMode(replicaSet)).toBe('transactions');
-    expect(chooseCommitMode(standalone)).toBe('log-first');
-    expect(chooseCommitMode(replicaSet, 'log-first')).toBe('log-first');
-  });
-});
-
 describe(`MongoDB store connection on ${mongodbServer()}`, () => {
   const dbNames: string[] = [];
   afterEach(async () => {
@@ -45,26 +25,6 @@ describe(`MongoDB store connection on ${mongodbServer()}`, () => {
     dbNames.push(name);
     return name;
   };
-
-  it('picks the log-first protocol on this server; forcing transactions takes the transaction path', async () => {
-    const auto = await openMongoPrimaryStore({ uri: mongodbUri(), dbName: dbName() });
-    expect(auto.commitMode).toBe('log-first');
-    await auto.close();
-    const forced = await openMongoPrimaryStore({
-      uri: mongodbUri(),
-      dbName: dbName(),
-      commitMode: 'transactions',
-    });
-    expect(forced.commitMode).toBe('transactions');
-    // The transaction path opens a session, which this server refuses.
-    await expect(
-      forced.commit([
-        { op: 'create', entity: 'farm', id: randomUUID(), payload: { name: 'x', farm_type: 'local_farm' } },
-      ]),
-    ).rejects.toThrow(/sessions/);
-    expect(await forced.log.head()).toBe(0);
-    await forced.close();
-  });
 
   it('takes the write concern and read preference it is given (the server ignores secondaries)', async () => {
     const store = await openMongoPrimaryStore({
