@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { isStoreError, storeErrorCodes } from '@eggmesh/store';
-import { openMongoPrimaryStore } from '@eggmesh/store-mongodb';
+import {
+  Connecting,
+  ConnectingPrimaryStore,
+  ConnectingProjectionStore,
+  openMongoPrimaryStore,
+  openMongoProjectionStore,
+} from '@eggmesh/store-mongodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dropDatabase, freshDbName, mongodbServer, mongodbUri } from './helpers.js';
 
@@ -90,5 +96,53 @@ describe(`MongoDB store connection on ${mongodbServer()}`, () => {
     const projection = await store.get('farm_output', randomUUID()).catch((e: unknown) => e);
     expect(isStoreError(projection, storeErrorCodes.NOT_FOUND)).toBe(true);
     await store.close();
+  });
+
+  it("the projector's background store waits for a slow first open instead of failing 'still connecting'", async () => {
+    const name = dbName();
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const opening = new Connecting(async () => {
+      await held; // a reachable server that takes its time (a fresh database creating its indexes)
+      return openMongoProjectionStore({ uri: mongodbUri(), dbName: name });
+    });
+    const projections = new ConnectingProjectionStore(opening);
+    const primary = new ConnectingPrimaryStore(
+      new Connecting(async () => {
+        await held;
+        return openMongoPrimaryStore({ uri: mongodbUri(), dbName: name });
+      }),
+    );
+    try {
+      // A request-path store answers at once while connecting; the projector's waits for the outcome.
+      const early = await primary.ping().catch((e: unknown) => e);
+      expect(isStoreError(early, storeErrorCodes.UNAVAILABLE)).toBe(true);
+      const checkpoint = projections.checkpoint();
+      release();
+      expect(await checkpoint).toBe(0);
+    } finally {
+      await projections.close();
+      await primary.close();
+    }
+  });
+
+  it("after a failed first open the projector's background store fails at once, naming the failure", async () => {
+    const failing = new ConnectingProjectionStore(
+      new Connecting(
+        async () => {
+          throw new Error('no server at all');
+        },
+        { retryMs: 60_000 },
+      ),
+    );
+    try {
+      const error = await failing.checkpoint().catch((e: unknown) => e);
+      expect(isStoreError(error, storeErrorCodes.UNAVAILABLE)).toBe(true);
+      expect(String(error)).toMatch(/no server at all/);
+    } finally {
+      await failing.close();
+    }
   });
 });
