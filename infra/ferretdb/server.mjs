@@ -13,10 +13,13 @@ const LISTENING = /Listening on TCP 127\.0\.0\.1:(\d+)/;
 /** The server's version line, for test names. */
 export const serverName = 'FerretDB 1.24.2 (SQLite)';
 
-/** Builds the binary once (Go module source, cached) and answers its path; fails saying what to install. */
+/**
+ * Builds the binary once (Go module source, cached) and answers its path; fails saying what to install.
+ * The first build is minutes of CPU (12 min on a 2-core machine under a load of 15), hence the bound.
+ */
 export function ensureBinary() {
   return new Promise((resolve, reject) => {
-    execFile('bash', [join(here, 'build.sh')], { timeout: 900_000 }, (error, stdout, stderr) => {
+    execFile('bash', [join(here, 'build.sh')], { timeout: 1_800_000 }, (error, stdout, stderr) => {
       if (error) {
         reject(new Error(`eggmesh: cannot build FerretDB: ${stderr.trim().slice(-2000) || error.message}`));
         return;
