@@ -27,10 +27,14 @@ const files = (tier: string) => testDirs.map((dir) => `${dir}/**/*.${tier}.spec.
 // Tests that drive a real browser (Chromium) through the served pages: they check what a user sees and
 // need a browser on the machine, so they run with the end-to-end tier, not with the int tier.
 const browser = testDirs.map((dir) => `${dir}/**/*.browser.int.spec.ts`);
-// The MongoDB-wire server and the Kafka broker that int test files share. Each starts only when the
+// The MongoDB-wire servers (mongo-java-server, FerretDB) and the Kafka broker that int test files share. Each starts only when the
 // first test file that needs it asks (infra/test/shared-servers.ts). The e2e tests start the stack with
 // its own servers, as `pnpm start:scaled` does.
-const sharedServers = ['./infra/mongodb/vitest-global-setup.ts', './infra/kafka/vitest-global-setup.ts'];
+const sharedServers = [
+  './infra/mongodb/vitest-global-setup.ts',
+  './infra/ferretdb/vitest-global-setup.ts',
+  './infra/kafka/vitest-global-setup.ts',
+];
 
 // Three projects, chosen by the tier in the file name: `unit` (code alone: no storage, socket, process
 // or server), `int` (real SQLite files, sockets, child processes, the shared servers), `e2e` (the built

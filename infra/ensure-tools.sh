@@ -2,9 +2,10 @@
 # Installs the system tools the tests need when they are missing and this machine can install them
 # (root with apt-get: Debian/Ubuntu, as on CI): Java 17+ and Maven for the MongoDB-wire test server,
 # python3 with venv for schemathesis, Chromium for the GraphiQL browser test, jq and curl for the
-# README examples, HAProxy for the optional HAProxy front door's tests. Elsewhere it installs nothing;
+# README examples, HAProxy for the optional HAProxy front door's tests, Go to build FerretDB (the second
+# MongoDB-wire test server). Elsewhere it installs nothing;
 # the callers then say what is missing.
-#   usage: infra/ensure-tools.sh java|python|chromium|jq|curl|haproxy [...]
+#   usage: infra/ensure-tools.sh java|python|go|chromium|jq|curl|haproxy [...]
 set -uo pipefail
 
 missing=()
@@ -17,6 +18,9 @@ for tool in "$@"; do
     python)
       command -v python3 >/dev/null 2>&1 || missing+=(python3)
       python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+      ;;
+    go)
+      command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || missing+=(golang-go)
       ;;
     chromium)
       command -v chromium >/dev/null 2>&1 || missing+=(chromium)

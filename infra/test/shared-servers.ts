@@ -7,6 +7,10 @@ declare module 'vitest' {
     mongodbOnDemand: string;
     /** Which server that is, for test names. */
     mongodbServer: string;
+    /** Where to ask for the run's shared FerretDB server (infra/ferretdb/vitest-global-setup.ts). */
+    ferretdbOnDemand: string;
+    /** Which server that is, for test names. */
+    ferretdbServer: string;
     /** Where to ask for the run's shared Kafka broker (infra/kafka/vitest-global-setup.ts). */
     kafkaOnDemand: string;
     /** Which broker that is, for test names. */
@@ -35,6 +39,12 @@ function demand(url: string): Promise<string> {
 
 /** The URI of the run's shared MongoDB-wire test server; each test uses a database of its own. */
 export const sharedMongodbUri = (): Promise<string> => demand(inject('mongodbOnDemand'));
+
+/**
+ * The URI of the run's shared FerretDB server, the second MongoDB-wire server the adapter's contract
+ * suites run on; each test uses a database of its own.
+ */
+export const sharedFerretdbUri = (): Promise<string> => demand(inject('ferretdbOnDemand'));
 
 /** The bootstrap address of the run's shared Kafka broker; each test uses a topic of its own. */
 export const sharedKafkaBrokers = (): Promise<string> => demand(inject('kafkaOnDemand'));

@@ -12,6 +12,7 @@ export function kafkaLog(
   const client = kafkajsClient({
     brokers: config.kafka.brokers,
     topic: config.kafka.topic,
+    durability: config.kafka.durability,
     clientId: 'eggmesh-projector',
   });
   const log = new KafkaEventLog({

@@ -59,11 +59,32 @@ export interface PartitionConsumer {
   close(): Promise<void>;
 }
 
+/** How many copies of the topic the brokers keep, and how many must have a message to acknowledge it. */
+export interface TopicDurability {
+  /** Replicas of each partition (brokers holding a copy). */
+  readonly replicationFactor: number;
+  /** `min.insync.replicas`: with `acks: -1`, a message is acknowledged once this many replicas have it. */
+  readonly minInsyncReplicas: number;
+}
+
+/**
+ * Whether an acknowledged message survives the loss of any one broker: it is on at least two replicas
+ * when acknowledged (`min.insync.replicas` ≥ 2, so also a replication factor ≥ 2).
+ */
+export function survivesBrokerLoss(durability: TopicDurability): boolean {
+  return durability.minInsyncReplicas >= 2 && durability.replicationFactor >= durability.minInsyncReplicas;
+}
+
 /** One connection to a Kafka cluster for one topic. */
 export interface KafkaClient {
   readonly topic: string;
-  /** Creates the topic with `partitions` partitions if it does not exist; answers its partition count. */
+  /**
+   * Creates the topic with `partitions` partitions if it does not exist (with the client's
+   * `durability`); answers its partition count.
+   */
   ensureTopic(partitions: number): Promise<number>;
+  /** The topic's replication factor and `min.insync.replicas`; null when it does not exist. */
+  durability(): Promise<TopicDurability | null>;
   /** Partition count of the topic, or 0 when it does not exist. */
   partitions(): Promise<number>;
   offsets(): Promise<TopicOffsets>;
@@ -78,6 +99,8 @@ export interface KafkaClientOptions {
   /** Bootstrap brokers, `host:port`. */
   readonly brokers: readonly string[];
   readonly topic: string;
+  /** How `ensureTopic` creates the topic (default: replication factor 1, `min.insync.replicas` 1). */
+  readonly durability?: TopicDurability;
   /** A name for the broker's logs. */
   readonly clientId?: string;
   /** Receives the client's own warnings and errors (already formatted); silent by default. */

@@ -5,9 +5,11 @@ export type {
   KafkaClientOptions,
   OutgoingMessage,
   PartitionConsumer,
+  TopicDurability,
   TopicOffsets,
   TopicProducer,
 } from './client.js';
+export { survivesBrokerLoss } from './client.js';
 export { decodeEntry, encodeEntry, messageKey } from './codec.js';
 export { KafkaEventLog, type KafkaEventLogOptions, projectorGroup } from './event-log.js';
 export { kafkajsClient } from './kafkajs-client.js';

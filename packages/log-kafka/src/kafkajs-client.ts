@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   type Admin,
+  type ConfigResourceTypes,
   type Consumer,
   Kafka,
   type LogEntry as KafkajsLogEntry,
@@ -14,9 +15,16 @@ import type {
   KafkaClientOptions,
   OutgoingMessage,
   PartitionConsumer,
+  TopicDurability,
   TopicOffsets,
   TopicProducer,
 } from './client.js';
+
+/**
+ * kafkajs's `ConfigResourceTypes.TOPIC` (the Kafka protocol's resource type 2): kafkajs is CommonJS and
+ * its enums are not named exports Node's ES module loader finds, so the value is written here.
+ */
+const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
 
 /** Retries inside the client stay short: the callers (relay, projector) retry on their own, and say so. */
 const RETRY = { initialRetryTime: 200, retries: 4, maxRetryTime: 2000 } as const;
@@ -71,9 +79,49 @@ export function kafkajsClient(options: KafkaClientOptions): KafkaClient {
       const existing = await partitions();
       if (existing > 0) return existing;
       const a = await connectedAdmin();
+      const { replicationFactor, minInsyncReplicas } = options.durability ?? {
+        replicationFactor: 1,
+        minInsyncReplicas: 1,
+      };
       // false when it exists already (another process won the race): fine either way.
-      await a.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: count }] });
+      await a
+        .createTopics({
+          waitForLeaders: true,
+          topics: [
+            {
+              topic,
+              numPartitions: count,
+              replicationFactor,
+              configEntries: [{ name: 'min.insync.replicas', value: String(minInsyncReplicas) }],
+            },
+          ],
+        })
+        .catch((error: unknown) => {
+          // kafkajs says "Topic creation errors" and keeps the broker's reasons in `errors`.
+          const reasons = (error as { errors?: { message?: string }[] }).errors?.map((e) => e.message);
+          const why = reasons?.length
+            ? reasons.join('; ')
+            : error instanceof Error
+              ? error.message
+              : String(error);
+          throw new Error(
+            `kafka: cannot create topic ${topic} (replication factor ${replicationFactor}, min.insync.replicas ${minInsyncReplicas}): ${why}`,
+            { cause: error },
+          );
+        });
       return partitions();
+    },
+    async durability(): Promise<TopicDurability | null> {
+      const a = await connectedAdmin();
+      if (!(await a.listTopics()).includes(topic)) return null;
+      const { topics } = await a.fetchTopicMetadata({ topics: [topic] });
+      const replicas = topics[0]?.partitions.find((p) => p.partitionId === 0)?.replicas.length ?? 0;
+      const described = await a.describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: ['min.insync.replicas'] }],
+      });
+      const entry = described.resources[0]?.configEntries.find((e) => e.configName === 'min.insync.replicas');
+      return { replicationFactor: replicas, minInsyncReplicas: Number(entry?.configValue ?? 1) };
     },
     async offsets(): Promise<TopicOffsets> {
       const a = await connectedAdmin();

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LogEntry } from '@eggmesh/store';
-import type { KafkaClient, TopicProducer } from './client.js';
+import { type KafkaClient, survivesBrokerLoss, type TopicDurability, type TopicProducer } from './client.js';
 import { decodeEntry, encodeEntry } from './codec.js';
 
 /** What the relay reads: the primary's event log (the EventLog port, as a consumer sees it). */
@@ -20,6 +20,12 @@ export interface RelayOptions {
   /** Pause after a failure before trying again (default 1000 ms). */
   readonly retryMs?: number;
   readonly onLog?: (level: 'error' | 'warn' | 'info', message: string) => void;
+  /**
+   * The least replication factor and `min.insync.replicas` the topic must have (default 1 and 1, a
+   * single broker). The relay refuses a topic with less: it publishes nothing, stays not ready and
+   * says why (`refusal`), checking again at every retry.
+   */
+  readonly durability?: TopicDurability;
 }
 
 export interface RelayLag {
@@ -54,6 +60,8 @@ export class Relay {
   private readonly say: (level: 'error' | 'warn' | 'info', message: string) => void;
   private ready = false;
   private outage = false;
+  private refused: string | null = null;
+  private durabilityTold = false;
 
   constructor(private readonly options: RelayOptions) {
     this.batchSize = options.batchSize ?? 1000;
@@ -65,6 +73,11 @@ export class Relay {
   /** True while the broker answers (the last attempt to connect or publish succeeded). */
   get isReady(): boolean {
     return this.ready;
+  }
+
+  /** Why the relay refuses the topic (it would lose acknowledged entries with one broker); null when it does not. */
+  get refusal(): string | null {
+    return this.refused;
   }
 
   /** The last position known to be in the topic; null before the broker answered. */
@@ -96,6 +109,23 @@ export class Relay {
       this.say(
         'warn',
         `kafka: topic ${client.topic} has ${partitions} partitions; eggmesh publishes keyed by entity, but consumers need exactly one`,
+      );
+    }
+    const has = await client.durability();
+    const wanted = this.options.durability ?? { replicationFactor: 1, minInsyncReplicas: 1 };
+    if (
+      has &&
+      (has.replicationFactor < wanted.replicationFactor || has.minInsyncReplicas < wanted.minInsyncReplicas)
+    ) {
+      this.refused = `topic ${client.topic} has replication factor ${has.replicationFactor} and min.insync.replicas ${has.minInsyncReplicas}, less than the ${wanted.replicationFactor} and ${wanted.minInsyncReplicas} configured (EGGMESH_KAFKA_REPLICATION_FACTOR, EGGMESH_KAFKA_MIN_INSYNC_REPLICAS)${survivesBrokerLoss(has) ? '' : ': an acknowledged entry would be lost with one broker'}; raise the topic's (kafka-topics --alter, kafka-configs) or lower the settings`;
+      throw new Error(`kafka: refusing to publish: ${this.refused}`);
+    }
+    this.refused = null;
+    if (has && !survivesBrokerLoss(has) && !this.durabilityTold) {
+      this.durabilityTold = true;
+      this.say(
+        'warn',
+        `kafka: topic ${client.topic} has replication factor ${has.replicationFactor} and min.insync.replicas ${has.minInsyncReplicas}: an acknowledged entry is lost with its broker (fine for a single broker)`,
       );
     }
     this.producer = await client.producer();

@@ -18,7 +18,12 @@ runEventLogContract(`Kafka (${kafkaServer()}, fed by an in-process relay from a 
     const topic = freshTopic();
     const relayClient = kafkajsClient({ brokers: [kafkaBrokers()], topic, clientId: 'eggmesh-relay-test' });
     const consumerClient = kafkajsClient({ brokers: [kafkaBrokers()], topic, clientId: 'eggmesh-log-test' });
-    const relay = new Relay({ source: source.log, client: relayClient, idleWaitMs: 200 });
+    const relay = new Relay({
+      source: source.log,
+      client: relayClient,
+      idleWaitMs: 200,
+      allowUnreplicated: true,
+    });
     const stop = new AbortController();
     const running = relay.run(stop.signal);
     const log = new KafkaEventLog({ client: consumerClient, groupId: `contract-${randomUUID()}` });

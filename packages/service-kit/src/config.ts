@@ -118,6 +118,8 @@ export const settings = Object.freeze({
   EGGMESH_LOG: oneOf('storage', ['store', 'kafka'], 'store'),
   EGGMESH_KAFKA_BROKERS: text('storage', '127.0.0.1:9092'),
   EGGMESH_KAFKA_TOPIC: text('storage', 'eggmesh.events'),
+  EGGMESH_KAFKA_REPLICATION_FACTOR: int('storage', 1, 1, 32),
+  EGGMESH_KAFKA_MIN_INSYNC_REPLICAS: int('storage', 1, 1, 32),
   EGGMESH_AUTH: oneOf('security', ['none', 'jwt'], 'none'),
   EGGMESH_JWT_SECRET: setting(
     'security',
@@ -281,18 +283,35 @@ const slices = {
       mongodb: Object.freeze({ uri: v.EGGMESH_MONGODB_URI, dbName: v.EGGMESH_MONGODB_DB }),
     }),
   ),
-  eventLog: slice(['EGGMESH_LOG', 'EGGMESH_KAFKA_BROKERS', 'EGGMESH_KAFKA_TOPIC'], (v) => ({
-    /** Where the projector reads the event log: the primary store's own log, or a Kafka topic fed by the relay. */
-    log: v.EGGMESH_LOG,
-    kafka: Object.freeze({
-      brokers: Object.freeze(
-        v.EGGMESH_KAFKA_BROKERS.split(',')
-          .map((b) => b.trim())
-          .filter((b) => b !== ''),
-      ),
-      topic: v.EGGMESH_KAFKA_TOPIC,
-    }),
-  })),
+  eventLog: slice(
+    [
+      'EGGMESH_LOG',
+      'EGGMESH_KAFKA_BROKERS',
+      'EGGMESH_KAFKA_TOPIC',
+      'EGGMESH_KAFKA_REPLICATION_FACTOR',
+      'EGGMESH_KAFKA_MIN_INSYNC_REPLICAS',
+    ],
+    (v, problems) => {
+      if (v.EGGMESH_KAFKA_MIN_INSYNC_REPLICAS > v.EGGMESH_KAFKA_REPLICATION_FACTOR)
+        problems.push('EGGMESH_KAFKA_MIN_INSYNC_REPLICAS must not exceed EGGMESH_KAFKA_REPLICATION_FACTOR');
+      return {
+        /** Where the projector reads the event log: the primary store's own log, or a Kafka topic fed by the relay. */
+        log: v.EGGMESH_LOG,
+        kafka: Object.freeze({
+          brokers: Object.freeze(
+            v.EGGMESH_KAFKA_BROKERS.split(',')
+              .map((b) => b.trim())
+              .filter((b) => b !== ''),
+          ),
+          topic: v.EGGMESH_KAFKA_TOPIC,
+          durability: Object.freeze({
+            replicationFactor: v.EGGMESH_KAFKA_REPLICATION_FACTOR,
+            minInsyncReplicas: v.EGGMESH_KAFKA_MIN_INSYNC_REPLICAS,
+          }),
+        }),
+      };
+    },
+  ),
   lists: slice(['EGGMESH_LIST_DEFAULT_LIMIT', 'EGGMESH_LIST_MAX_LIMIT'], (v, problems) => {
     if (v.EGGMESH_LIST_DEFAULT_LIMIT > v.EGGMESH_LIST_MAX_LIMIT)
       problems.push('EGGMESH_LIST_DEFAULT_LIMIT must not exceed EGGMESH_LIST_MAX_LIMIT');

@@ -1,4 +1,4 @@
-import { type Document, MongoClient, type ReadPreferenceMode, type W } from 'mongodb';
+import { MongoClient, type ReadPreferenceMode, type W } from 'mongodb';
 import { translated } from './errors.js';
 
 /**
@@ -29,13 +29,13 @@ export interface ConnectOptions {
 }
 
 /**
- * The one way the adapters open a client: the bounds above, a connection and the server's `hello`
- * (for the commit mode), then `build` with both; driver failures become STORE_UNAVAILABLE, and the
- * client is closed again when anything fails.
+ * The one way the adapters open a client: the bounds above, a connection and one round trip to the
+ * server, then `build`; driver failures become STORE_UNAVAILABLE, and the client is closed again when
+ * anything fails.
  */
 export async function connect<T>(
   options: ConnectOptions,
-  build: (client: MongoClient, hello: Document) => Promise<T>,
+  build: (client: MongoClient) => Promise<T>,
 ): Promise<T> {
   const client = new MongoClient(options.uri, {
     readPreference: options.readPreference ?? 'primary',
@@ -46,8 +46,8 @@ export async function connect<T>(
   try {
     return await translated(async () => {
       await client.connect();
-      const hello = await client.db('admin').command({ isMaster: 1 });
-      return build(client, hello);
+      await client.db('admin').command({ ping: 1 });
+      return build(client);
     });
   } catch (error) {
     await client.close().catch(() => undefined);

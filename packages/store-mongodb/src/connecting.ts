@@ -27,8 +27,18 @@ export class Connecting<T extends { close(): Promise<void> }> {
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
   readonly ready: Promise<T>;
+  /**
+   * Settles once the first attempt did (opened, failed, or the value was closed): a caller that waits
+   * for it before `get()` meets the outcome of that attempt, not "still connecting" while a reachable
+   * server is merely slow to open (a fresh database creating its indexes).
+   */
+  readonly firstAttempt: Promise<void>;
+  private firstAttemptDone: () => void = () => undefined;
 
   constructor(open: () => Promise<T>, options: ConnectingOptions = {}) {
+    this.firstAttempt = new Promise<void>((resolve) => {
+      this.firstAttemptDone = resolve;
+    });
     this.ready = new Promise<T>((resolve) => {
       let attempt = 0;
       const tryOpen = async () => {
@@ -48,6 +58,8 @@ export class Connecting<T extends { close(): Promise<void> }> {
           this.lastError = error;
           options.onError?.(error, attempt);
           if (!this.closed) this.timer = setTimeout(() => void tryOpen(), options.retryMs ?? 1000);
+        } finally {
+          this.firstAttemptDone();
         }
       };
       void tryOpen();
@@ -65,6 +77,7 @@ export class Connecting<T extends { close(): Promise<void> }> {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.firstAttemptDone();
     if (this.timer) clearTimeout(this.timer);
     await this.value?.close();
   }
@@ -98,13 +111,12 @@ export function delegate<T, K extends AsyncMethodNames<T>>(get: () => T, names: 
  */
 function Delegating<T extends { close(): Promise<void> }, K extends AsyncMethodNames<T>>(
   names: readonly K[],
+  waitFirstAttempt = false,
 ) {
   class Base {
     constructor(readonly connecting: Connecting<T>) {
-      Object.assign(
-        this,
-        delegate(() => connecting.get(), names),
-      );
+      const direct = delegate(() => connecting.get(), names);
+      Object.assign(this, waitFirstAttempt ? afterFirstAttempt(connecting, direct, names) : direct);
     }
     close(): Promise<void> {
       return this.connecting.close();
@@ -113,6 +125,28 @@ function Delegating<T extends { close(): Promise<void> }, K extends AsyncMethodN
   return Base as new (
     connecting: Connecting<T>,
   ) => Base & Pick<T, K>;
+}
+
+/**
+ * The methods `names` of `direct`, each waiting for the first attempt to open before it calls through:
+ * for the background loops (projector, relay), whose first call at start would otherwise fail (and be
+ * logged) while a reachable server is still opening.
+ */
+function afterFirstAttempt<T extends { close(): Promise<void> }, K extends AsyncMethodNames<T>>(
+  connecting: Connecting<T>,
+  direct: Pick<T, K>,
+  names: readonly K[],
+): Pick<T, K> {
+  const out: Partial<Record<K, (...args: unknown[]) => Promise<unknown>>> = {};
+  for (const name of names) {
+    const call = direct[name] as unknown as (...args: unknown[]) => Promise<unknown>;
+    out[name] = async (...args: unknown[]) => {
+      await connecting.firstAttempt;
+      return call(...args);
+    };
+  }
+  // Sound: each entry takes the arguments of T[K] and answers the promise T[K] answers.
+  return out as unknown as Pick<T, K>;
 }
 
 const READS = ['get', 'getMany', 'findBy', 'findByAny', 'list', 'ping'] as const;
@@ -149,14 +183,17 @@ export class ConnectingReadStore
   }
 }
 
-/** A ProjectionStore that connects in the background (see Connecting). */
+/** A ProjectionStore that connects in the background (see Connecting); calls wait for the first attempt. */
 export class ConnectingProjectionStore
-  extends Delegating<ProjectionStore, 'checkpoint' | 'load' | 'commit'>(['checkpoint', 'load', 'commit'])
+  extends Delegating<ProjectionStore, 'checkpoint' | 'load' | 'commit'>(
+    ['checkpoint', 'load', 'commit'],
+    true,
+  )
   implements ProjectionStore {}
 
-/** An EventLog that connects in the background (see Connecting); `close` closes it. */
+/** An EventLog that connects in the background (see Connecting); calls wait for the first attempt; `close` closes it. */
 export class ConnectingEventLog
-  extends Delegating<EventLog, (typeof LOG_CALLS)[number]>(LOG_CALLS)
+  extends Delegating<EventLog, (typeof LOG_CALLS)[number]>(LOG_CALLS, true)
   implements EventLog
 {
   waitBeyond(after: number, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {

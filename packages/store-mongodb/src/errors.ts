@@ -42,14 +42,9 @@ export function isUnreachable(error: unknown): boolean {
   );
 }
 
-/** E11000, with the name of the unique index that refused the document when the server says it. */
-export function duplicateKeyIndex(error: unknown): string | undefined {
-  if (!(error instanceof MongoServerError) || error.code !== 11000) return undefined;
-  const pattern = error.keyPattern as Record<string, unknown> | undefined;
-  if (pattern) return Object.keys(pattern).join('_');
-  // mongo-java-server names the index only in the message: "... index: keys dup key: ...".
-  const match = /index: (\S+) dup key/.exec(error.message);
-  return match?.[1] ?? '';
+/** E11000: a unique index refused the document (which one, the caller decides by reading). */
+export function isDuplicateKey(error: unknown): boolean {
+  return error instanceof MongoServerError && error.code === 11000;
 }
 
 /** Translates driver failures into the port's stable codes; anything else passes through. */
@@ -109,6 +104,6 @@ export function ignoreDuplicate(error: unknown): void {
     if (writeErrors.length > 0 && writeErrors.every((e) => e.code === 11000)) return;
     throw error;
   }
-  if (duplicateKeyIndex(error) !== undefined) return;
+  if (isDuplicateKey(error)) return;
   throw toStoreError(error);
 }

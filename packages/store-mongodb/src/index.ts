@@ -1,4 +1,3 @@
-export { type CommitMode, chooseCommitMode, supportsTransactions } from './capabilities.js';
 export {
   Connecting,
   ConnectingEventLog,

@@ -10,17 +10,9 @@ import {
   storeErrorCodes,
   type WriteOperation,
 } from '@eggmesh/store';
-import type {
-  AnyBulkWriteOperation,
-  ClientSession,
-  Collection,
-  Db,
-  MongoClient,
-  ReadPreferenceMode,
-} from 'mongodb';
-import { type CommitMode, chooseCommitMode } from './capabilities.js';
+import type { AnyBulkWriteOperation, Collection, Db, MongoClient, ReadPreferenceMode } from 'mongodb';
 import { COMMIT_DEADLINE_MS, type ConnectOptions, clientLimits, connect } from './client-limits.js';
-import { duplicateKeyIndex, ignoreDuplicate, isUnreachable, translated, withDeadline } from './errors.js';
+import { ignoreDuplicate, isDuplicateKey, isUnreachable, translated, withDeadline } from './errors.js';
 import { type EntryDoc, fillPositions, LOG, type LogDoc, MongoEventLog } from './event-log.js';
 import { type CurrentDoc, MongoEntityReader, primaryEntities, type VersionDoc } from './reader.js';
 import type { WakeMode } from './wake.js';
@@ -48,8 +40,6 @@ export interface MongoPrimaryStoreOptions {
   readonly writeConcern?: 'majority' | number;
   /** Where reads go: `primary` for the write side; the read side passes `secondaryPreferred`. */
   readonly readPreference?: ReadPreferenceMode;
-  /** `auto` (default): transactions when the deployment has them, the log-first protocol otherwise. */
-  readonly commitMode?: 'auto' | CommitMode;
   /** A log position missing for this long (ms) is closed with an aborted record by readers. */
   readonly gapTimeoutMs?: number;
   /** How long an operation waits for a usable server before failing with STORE_UNAVAILABLE. */
@@ -99,14 +89,14 @@ class Mutex {
 }
 
 /**
- * The MongoDB primary: versioned collections per entity and an event log. Commits are atomic with a
- * multi-document transaction where the deployment has them, and with the log-first protocol where
- * it does not (see the package README for what each guarantees).
+ * The MongoDB primary: versioned collections per entity and an event log. Commits are atomic with the
+ * log-first protocol on every deployment (standalone, replica set, sharded, FerretDB): it needs only
+ * single-document writes and unique indexes, which every MongoDB-wire server here has and the tests
+ * run, so no deployment switches to a commit path no test runs (see the package README).
  */
 export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore {
   readonly client: MongoClient;
   readonly log: MongoEventLog;
-  private mode: CommitMode = 'log-first';
   private readonly clock: () => number;
   private readonly gapTimeoutMs: number;
   private readonly hooks: MongoStoreHooks;
@@ -137,7 +127,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     });
   }
 
-  /** Connects, creates collections and indexes, picks the commit mode and recovers unapplied commits. */
+  /** Connects, creates collections and indexes, and recovers unapplied commits. */
   static open(options: MongoPrimaryStoreOptions): Promise<MongoPrimaryStore> {
     const connectOptions: ConnectOptions = {
       uri: options.uri,
@@ -147,20 +137,14 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
         ? {}
         : { serverSelectionTimeoutMS: options.serverSelectionTimeoutMS }),
     };
-    return connect(connectOptions, async (client, hello) => {
+    return connect(connectOptions, async (client) => {
       const store = new MongoPrimaryStore(client, client.db(options.dbName), options);
-      store.mode = chooseCommitMode(hello, options.commitMode);
       if (!store.readonly) {
         await store.ensureSchema();
         await store.recover();
       }
       return store;
     });
-  }
-
-  /** How this store makes commits atomic. */
-  get commitMode(): CommitMode {
-    return this.mode;
   }
 
   private async ensureSchema(): Promise<void> {
@@ -206,11 +190,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     const gone = new AbortController();
     const turn = this.mutex.run(() => {
       if (gone.signal.aborted) throw gone.signal.reason;
-      const running = translated(() =>
-        this.mode === 'transactions'
-          ? this.commitInTransaction(operations)
-          : this.commitLogFirst(operations, gone.signal),
-      );
+      const running = translated(() => this.commitLogFirst(operations, gone.signal));
       return withDeadline(running, deadline - performance.now(), 'a commit', () => {
         this.recoverBeforeCommit = true;
         gone.abort(new StoreError(storeErrorCodes.UNAVAILABLE, 'the commit passed its deadline'));
@@ -314,7 +294,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     for (let attempt = 1; ; attempt++) {
       const plan = await this.planAfterPending(operations);
       gone.throwIfAborted();
-      const record = await this.allocate(plan, undefined);
+      const record = await this.allocate(plan);
       await this.hooks.afterAllocate?.(record._id, record.last);
       // Past its deadline nobody waits for this commit: it must not commit now (its positions stay a
       // gap until a reader closes it).
@@ -360,16 +340,23 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     try {
       await this.logRecords.insertOne(record);
     } catch (error) {
-      const index = duplicateKeyIndex(error);
-      if (index === 'keys') {
-        // Another commit replaced one of our versions first: bring its versions in place, start over.
+      if (isDuplicateKey(error)) {
+        // Which unique index refused the record is decided by what is at our first position, not by
+        // the error's text (servers name the index differently, FerretDB not at all).
+        const holder = await this.logRecords.findOne(
+          { _id: record._id },
+          { ...ON_PRIMARY, projection: { commit: 1 } },
+        );
+        if (holder?.commit === record.commit) return; // ours after all (a retried insert)
+        if (holder) {
+          // The gap filler closed our first position: this commit did not happen.
+          await this.fill(record._id + 1, record.last);
+          throw new Retry();
+        }
+        // Our positions are free, so `keys` refused it: another commit replaced one of our versions
+        // first. Close our positions, bring its versions in place, start over.
         await this.fill(record._id, record.last);
         await this.applyRecordsHolding(record.keys);
-        throw new Retry();
-      }
-      if (index !== undefined) {
-        // The gap filler closed our first position: this commit did not happen.
-        await this.fill(record._id + 1, record.last);
         throw new Retry();
       }
       if (isUnreachable(error)) {
@@ -407,10 +394,8 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     for (const record of holders) await this.apply(record);
   }
 
-  // --- shared by both commit modes ----------------------------------------------------------------
-
   /** Checks every operation against the newest versions (and earlier operations of the commit). */
-  private async plan(operations: readonly WriteOperation[], session?: ClientSession): Promise<Plan> {
+  private async plan(operations: readonly WriteOperation[]): Promise<Plan> {
     const byEntity = new Map<EntityName, Set<string>>();
     for (const { entity, id } of operations) {
       this.collections(entity);
@@ -424,7 +409,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     >();
     for (const [entity, ids] of byEntity) {
       const docs = await this.collections(entity)
-        .current.find({ _id: { $in: [...ids] } }, session ? { session } : ON_PRIMARY)
+        .current.find({ _id: { $in: [...ids] } }, ON_PRIMARY)
         .toArray();
       for (const doc of docs) newest.set(`${entity}/${doc._id}`, doc);
     }
@@ -463,12 +448,11 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
    * times rise together across every writer: a version's time is at least the counter's time, at
    * least the replaced version's time + 1, and the counter keeps the largest.
    */
-  private async allocate(plan: Plan, session: ClientSession | undefined): Promise<LogDoc> {
+  private async allocate(plan: Plan): Promise<LogDoc> {
     const n = plan.entries.length;
-    const opts = session ? { session } : {};
-    let counter = session ? undefined : this.counter;
+    let counter = this.counter;
     for (;;) {
-      counter ??= await this.readCounter(session);
+      counter ??= await this.readCounter();
       const base = Math.max(this.clock(), counter.time);
       const entries: EntryDoc[] = [];
       const keys: string[] = [];
@@ -493,44 +477,40 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
       const swapped = await this.counters.findOneAndUpdate(
         { _id: 'log', seq: counter.seq },
         { $set: { seq: next.seq, time: next.time } },
-        { ...opts, returnDocument: 'after' },
+        { returnDocument: 'after' },
       );
       if (swapped) {
-        if (!session) this.counter = next;
+        this.counter = next;
         return {
           _id: counter.seq + 1,
           last: next.seq,
           keys,
           entries,
-          applied: session !== undefined,
+          applied: false,
           commit: randomUUID(),
         };
       }
-      // Inside a transaction the snapshot cannot change: a moved counter is a write conflict.
-      if (session)
-        throw new StoreError(storeErrorCodes.CONFLICT, 'the log counter moved during the transaction');
       counter = undefined;
     }
   }
 
-  private async readCounter(session: ClientSession | undefined): Promise<CounterDoc> {
-    const opts = session ? { session } : ON_PRIMARY;
+  private async readCounter(): Promise<CounterDoc> {
     for (;;) {
-      const counter = await this.counters.findOne({ _id: 'log' }, opts);
+      const counter = await this.counters.findOne({ _id: 'log' }, ON_PRIMARY);
       if (counter) return counter;
-      await this.counters.insertOne({ _id: 'log', seq: 0, time: 0 }, opts).catch(ignoreDuplicate);
+      await this.counters.insertOne({ _id: 'log', seq: 0, time: 0 }).catch(ignoreDuplicate);
     }
   }
 
   /** Puts the versions of a committed record in place and marks it applied; a re-run changes nothing. */
-  private async apply(record: LogDoc, session?: ClientSession): Promise<void> {
+  private async apply(record: LogDoc): Promise<void> {
     const byEntity = new Map<EntityName, { position: number; entry: EntryDoc }[]>();
     record.entries.forEach((entry, i) => {
       const list = byEntity.get(entry.entity) ?? [];
       if (list.length === 0) byEntity.set(entry.entity, list);
       list.push({ position: record._id + i, entry });
     });
-    const opts = session ? { session, ordered: false } : { ordered: false };
+    const opts = { ordered: false };
     for (const [entity, list] of byEntity) {
       const { versions, current } = this.collections(entity);
       // Unique on (id, created_at): a re-apply is refused as a duplicate and changes nothing.
@@ -559,30 +539,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
       await versions.insertMany(versionDocs, opts).catch(ignoreDuplicate);
       await current.bulkWrite(currentOps, opts).catch(ignoreDuplicate);
     }
-    if (!session) await this.logRecords.updateOne({ _id: record._id }, { $set: { applied: true } });
-  }
-
-  // --- transactions -------------------------------------------------------------------------------
-
-  private async commitInTransaction(operations: readonly WriteOperation[]): Promise<CommitResult> {
-    const session = this.client.startSession();
-    try {
-      let committed: LogDoc | undefined;
-      await session.withTransaction(
-        async () => {
-          const plan = await this.plan(operations, session);
-          const record = await this.allocate(plan, session);
-          await this.logRecords.insertOne(record, { session });
-          await this.apply(record, session);
-          committed = record;
-        },
-        { readConcern: { level: 'snapshot' } },
-      );
-      if (!committed) throw new StoreError(storeErrorCodes.CONFLICT, 'the transaction did not commit');
-      return result(committed);
-    } finally {
-      await session.endSession();
-    }
+    await this.logRecords.updateOne({ _id: record._id }, { $set: { applied: true } });
   }
 
   async ping(): Promise<void> {

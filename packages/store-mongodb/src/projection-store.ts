@@ -18,20 +18,19 @@ import {
 } from '@eggmesh/store';
 import {
   type AnyBulkWriteOperation,
-  type ClientSession,
   type Collection,
   type Db,
   MongoBulkWriteError,
   type MongoClient,
 } from 'mongodb';
-import { type CommitMode, chooseCommitMode } from './capabilities.js';
 import { type ConnectOptions, connect } from './client-limits.js';
-import { ignoreDuplicate, translated } from './errors.js';
+import { ignoreDuplicate, isDuplicateKey, translated } from './errors.js';
 import { type CurrentDoc, MongoEntityReader, projectionEntities, type VersionDoc } from './reader.js';
 
 export const PROJECTOR_META = 'projector_meta';
 const STATE = 'projector_state';
 const BATCHES = 'projector_batches';
+const COMMITS = 'projector_commits';
 /** Documents + state rows per pending-batch chunk (each chunk is one document, under 16 MB). */
 const CHUNK = 200;
 
@@ -59,6 +58,15 @@ interface StateDoc {
   position: number;
 }
 
+/**
+ * The commit point of one batch: `_id` is the checkpoint the batch starts from, so the unique `_id`
+ * lets exactly one batch follow each checkpoint. An insert is atomic on every MongoDB-wire server; a
+ * conditional update is not (FerretDB 1.24 let two compare-and-sets on one document both match).
+ */
+interface CommitDoc extends Pending {
+  _id: number;
+}
+
 interface ChunkDoc {
   _id: string;
   batch: string;
@@ -71,8 +79,6 @@ export interface MongoProjectionStoreOptions {
   readonly uri: string;
   readonly dbName: string;
   readonly writeConcern?: 'majority' | number;
-  /** `auto` (default): transactions when the deployment has them, the pending-batch protocol otherwise. */
-  readonly commitMode?: 'auto' | CommitMode;
   readonly serverSelectionTimeoutMS?: number;
   /** Test seams of the pending-batch protocol. */
   readonly hooks?: ProjectionHooks;
@@ -84,6 +90,8 @@ export interface MongoProjectionStoreOptions {
 }
 
 export interface ProjectionHooks {
+  /** After the batch's commit document is in, before `projector_meta` names it pending (tests crash here). */
+  afterCommitDocument?(checkpoint: number): Promise<void>;
   /** After the checkpoint compare-and-set named the batch, before any of its writes (tests crash here). */
   afterBatchCommitted?(checkpoint: number): Promise<void>;
   /** After one chunk of a pending batch was applied by this process (tests stall or crash here). */
@@ -98,6 +106,7 @@ export class ProjectionCollections {
   readonly meta: Collection<MetaDoc>;
   readonly state: Collection<StateDoc>;
   readonly batches: Collection<ChunkDoc>;
+  readonly commits: Collection<CommitDoc>;
 
   constructor(
     readonly db: Db,
@@ -106,6 +115,7 @@ export class ProjectionCollections {
     this.meta = db.collection<MetaDoc>(PROJECTOR_META);
     this.state = db.collection<StateDoc>(STATE);
     this.batches = db.collection<ChunkDoc>(BATCHES);
+    this.commits = db.collection<CommitDoc>(COMMITS);
   }
 
   entity(entity: EntityName) {
@@ -124,6 +134,7 @@ export class ProjectionCollections {
       PROJECTOR_META,
       STATE,
       BATCHES,
+      COMMITS,
       ...projectionEntities.flatMap((e) => [`${e}_versions`, `${e}_current`]),
     ];
     const existing = new Set(
@@ -152,17 +163,29 @@ export class ProjectionCollections {
   }
 
   /**
-   * The meta document with no batch pending. A pending batch is first given `graceMs` to be finished
+   * The meta document with no batch pending (`committed`: nor a committed batch not yet named pending,
+   * which the projector's store finishes; readers see the checkpoint before it until then). A pending batch is first given `graceMs` to be finished
    * by the projector applying it (readers poll for it, so N readers do not all redo its writes);
    * one still pending after that (its projector died or stalls) is finished here (roll forward).
    */
-  async settled(graceMs = 0): Promise<{ value: number }> {
+  async settled(graceMs = 0, committed = false): Promise<{ value: number }> {
     let since: number | undefined;
     let pause = 5;
     for (;;) {
       const meta = await this.meta.findOne({ _id: 'checkpoint' });
       if (!meta) return { value: 0 };
-      if (!meta.pending) return meta;
+      if (!meta.pending) {
+        if (!committed) return meta;
+        // A batch committed (its commit document is in) whose projector stopped before naming it
+        // pending, or whose `pending` a late finisher of the batch before cleared: finish it.
+        const next = await this.commits.findOne({ _id: meta.value });
+        if (!next || next.checkpoint <= meta.value) return meta;
+        await this.finish(
+          { batch: next.batch, checkpoint: next.checkpoint, chunks: next.chunks },
+          meta.value,
+        );
+        continue;
+      }
       since ??= performance.now();
       if (performance.now() - since < graceMs) {
         await new Promise((resolve) => setTimeout(resolve, pause));
@@ -178,7 +201,7 @@ export class ProjectionCollections {
    * of times, concurrently: every write is guarded by (batch checkpoint, created_at), so a late or
    * repeated application never replaces something newer.
    */
-  async finish(pending: Pending): Promise<void> {
+  async finish(pending: Pending, from?: number): Promise<void> {
     // By `_id` (`<batch>/<n>`): the one index mongo-java-server uses, so no scan of the collection.
     const ids = Array.from({ length: pending.chunks }, (_, n) => `${pending.batch}/${n}`);
     const chunks = await this.batches
@@ -188,7 +211,7 @@ export class ProjectionCollections {
     if (chunks.length !== pending.chunks) {
       // Its chunks are removed only after the checkpoint moved on: someone else finished it.
       const meta = await this.meta.findOne({ _id: 'checkpoint' });
-      if (meta?.pending?.batch !== pending.batch) return;
+      if (meta?.pending?.batch !== pending.batch && meta?.value !== from) return;
       throw new Error(
         `projection batch ${pending.batch} lost chunks (${chunks.length} of ${pending.chunks})`,
       );
@@ -196,11 +219,14 @@ export class ProjectionCollections {
     // Chunk by chunk: a real server applies a bulk write in parts anyway, so readers must (and do)
     // tell a batch in progress from a finished one by the meta document, not by the data.
     for (const chunk of chunks) {
-      await this.write(pending.checkpoint, chunk.documents, chunk.state, undefined);
+      await this.write(pending.checkpoint, chunk.documents, chunk.state);
       await this.hooks.afterChunkApplied?.(pending.checkpoint, chunk.n);
     }
+    // Idempotent: every finisher of this batch writes the same values. The checkpoint never goes back.
     await this.meta.updateOne(
-      { _id: 'checkpoint', 'pending.batch': pending.batch },
+      from === undefined
+        ? { _id: 'checkpoint', 'pending.batch': pending.batch }
+        : { _id: 'checkpoint', value: from, pending: null },
       { $set: { value: pending.checkpoint, pending: null } },
     );
     await this.batches.deleteMany({ _id: { $in: ids } });
@@ -211,11 +237,8 @@ export class ProjectionCollections {
     checkpoint: number,
     documents: readonly ProjectionWrite[],
     state: readonly ProjectionStateRow[],
-    session: ClientSession | undefined,
   ): Promise<void> {
-    const opts: { ordered: false; session?: ClientSession } = session
-      ? { session, ordered: false }
-      : { ordered: false };
+    const opts = { ordered: false } as const;
     const byEntity = new Map<EntityName, ProjectionWrite[]>();
     for (const doc of documents) {
       const list = byEntity.get(doc.entity) ?? [];
@@ -291,12 +314,9 @@ export class ProjectionCollections {
 }
 
 /**
- * The projector's store on MongoDB. `commit` is atomic and guarded by the expected checkpoint:
- *
- * - **with transactions** (replica set, mongos): one transaction moves the checkpoint (compare-and-set)
- *   and writes documents and state;
- * - **without** (standalone, the test server): the batch is first stored as chunk documents nobody
- *   reads, then one compare-and-set on the meta document (`value = expected`, nothing pending) names
+ * The projector's store on MongoDB. `commit` is atomic and guarded by the expected checkpoint, with the
+ * pending-batch protocol on every deployment (no transactions, so no path that only a replica set
+ * runs): the batch is first stored as chunk documents nobody reads, then one compare-and-set on the meta document (`value = expected`, nothing pending) names
  *   it as `pending` — that single-document write is the commit point — then its writes are applied
  *   idempotently and the checkpoint moves to the batch's end. A crash after the commit point leaves a
  *   pending batch that every `load`, `checkpoint`, open and projection read finishes first (roll
@@ -308,7 +328,6 @@ export class MongoProjectionStore implements ProjectionStore {
   private constructor(
     readonly client: MongoClient,
     readonly collections: ProjectionCollections,
-    readonly commitMode: CommitMode,
     private readonly hooks: ProjectionHooks,
   ) {}
 
@@ -320,28 +339,23 @@ export class MongoProjectionStore implements ProjectionStore {
         ? {}
         : { serverSelectionTimeoutMS: options.serverSelectionTimeoutMS }),
     };
-    return connect(connectOptions, async (client, hello) => {
+    return connect(connectOptions, async (client) => {
       const hooks = options.hooks ?? {};
       const collections = new ProjectionCollections(client.db(options.dbName), hooks);
       if (options.reset) await collections.drop();
       await collections.ensureSchema();
-      await collections.settled();
-      return new MongoProjectionStore(
-        client,
-        collections,
-        chooseCommitMode(hello, options.commitMode),
-        hooks,
-      );
+      await collections.settled(0, true);
+      return new MongoProjectionStore(client, collections, hooks);
     });
   }
 
   checkpoint(): Promise<number> {
-    return translated(async () => (await this.collections.settled()).value);
+    return translated(async () => (await this.collections.settled(0, true)).value);
   }
 
   load(keys: ProjectionKeys): Promise<LoadedProjections> {
     return translated(async () => {
-      const { value: checkpoint } = await this.collections.settled();
+      const { value: checkpoint } = await this.collections.settled(0, true);
       const documents = new Map<string, ProjectionDocument>();
       const byEntity = new Map<EntityName, Set<string>>();
       for (const { entity, id } of keys.documents) {
@@ -389,9 +403,7 @@ export class MongoProjectionStore implements ProjectionStore {
   }
 
   commit(batch: ProjectionCommit): Promise<void> {
-    return translated(() =>
-      this.commitMode === 'transactions' ? this.commitInTransaction(batch) : this.commitPending(batch),
-    );
+    return translated(() => this.commitPending(batch));
   }
 
   private conflict(at: number, batch: ProjectionCommit): StoreError {
@@ -402,7 +414,14 @@ export class MongoProjectionStore implements ProjectionStore {
   }
 
   private async commitPending(batch: ProjectionCommit): Promise<void> {
-    const settled = await this.collections.settled();
+    if (batch.checkpoint <= batch.expectedCheckpoint) {
+      // Its commit document would claim the checkpoint it leaves in place, for ever.
+      throw new StoreError(
+        storeErrorCodes.CONFLICT,
+        `a batch moves the checkpoint forward: ${batch.expectedCheckpoint} to ${batch.checkpoint} does not`,
+      );
+    }
+    const settled = await this.collections.settled(0, true);
     if (settled.value !== batch.expectedCheckpoint) throw this.conflict(settled.value, batch);
     const id = randomUUID();
     const chunks: ChunkDoc[] = [];
@@ -430,40 +449,22 @@ export class MongoProjectionStore implements ProjectionStore {
     }
     if (chunks.length > 0) await this.collections.batches.insertMany(chunks, { ordered: true });
     const pending: Pending = { batch: id, checkpoint: batch.checkpoint, chunks: chunks.length };
-    // The commit point: one single-document compare-and-set.
-    const cas = await this.collections.meta.updateOne(
+    // The commit point: the one batch that follows the expected checkpoint (unique `_id`).
+    try {
+      await this.collections.commits.insertOne({ _id: batch.expectedCheckpoint, ...pending });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      await this.collections.batches.deleteMany({ _id: { $in: chunks.map((c) => c._id) } });
+      throw this.conflict((await this.collections.settled(0, true)).value, batch);
+    }
+    await this.hooks.afterCommitDocument?.(batch.checkpoint);
+    // Readers tell a batch in progress by `pending` (their seqlock); only the winner writes it.
+    await this.collections.meta.updateOne(
       { _id: 'checkpoint', value: batch.expectedCheckpoint, pending: null },
       { $set: { pending } },
     );
-    if (cas.matchedCount !== 1) {
-      await this.collections.batches.deleteMany({ batch: id });
-      throw this.conflict((await this.collections.settled()).value, batch);
-    }
     await this.hooks.afterBatchCommitted?.(batch.checkpoint);
     await this.collections.finish(pending);
-  }
-
-  private async commitInTransaction(batch: ProjectionCommit): Promise<void> {
-    const session = this.client.startSession();
-    try {
-      await session.withTransaction(
-        async () => {
-          const cas = await this.collections.meta.updateOne(
-            { _id: 'checkpoint', value: batch.expectedCheckpoint, pending: null },
-            { $set: { value: batch.checkpoint } },
-            { session },
-          );
-          if (cas.matchedCount !== 1) {
-            const meta = await this.collections.meta.findOne({ _id: 'checkpoint' }, { session });
-            throw this.conflict(meta?.value ?? 0, batch);
-          }
-          await this.collections.write(batch.checkpoint, batch.documents, batch.state, session);
-        },
-        { readConcern: { level: 'snapshot' } },
-      );
-    } finally {
-      await session.endSession();
-    }
   }
 
   async close(): Promise<void> {
@@ -475,7 +476,7 @@ export class MongoProjectionStore implements ProjectionStore {
 async function insertCollecting(
   collection: Collection<VersionDoc>,
   docs: VersionDoc[],
-  opts: { ordered: false; session?: ClientSession },
+  opts: { readonly ordered: false },
 ): Promise<VersionDoc[]> {
   try {
     await collection.insertMany(docs, opts);

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { isStoreError, storeErrorCodes } from '@eggmesh/store';
-import { chooseCommitMode, openMongoPrimaryStore, supportsTransactions } from '@eggmesh/store-mongodb';
+import {
+  Connecting,
+  ConnectingPrimaryStore,
+  ConnectingProjectionStore,
+  openMongoPrimaryStore,
+  openMongoProjectionStore,
+} from '@eggmesh/store-mongodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dropDatabase, freshDbName, mongodbServer, mongodbUri } from './helpers.js';
 
@@ -15,26 +21,6 @@ async function closedPort(): Promise<number> {
   return address.port;
 }
 
-describe('transaction capability detection', () => {
-  it('finds transactions on replica sets and mongos with sessions, never on a standalone', () => {
-    const standalone = { ismaster: true, maxWireVersion: 21, logicalSessionTimeoutMinutes: 30 };
-    const replicaSet = { ...standalone, setName: 'rs0' };
-    const mongos = { ...standalone, msg: 'isdbgrid' };
-    expect(supportsTransactions(standalone)).toBe(false);
-    expect(supportsTransactions(replicaSet)).toBe(true);
-    expect(supportsTransactions(mongos)).toBe(true);
-    // MongoDB 3.6 replica set (wire 6): sessions, no transactions. 4.0 mongos (wire 7): none either.
-    expect(supportsTransactions({ ...replicaSet, maxWireVersion: 6 })).toBe(false);
-    expect(supportsTransactions({ ...mongos, maxWireVersion: 7 })).toBe(false);
-    // mongo-java-server answers without sessions.
-    expect(supportsTransactions({ ismaster: true, maxWireVersion: 13 })).toBe(false);
-    expect(supportsTransactions({ ...replicaSet, logicalSessionTimeoutMinutes: undefined })).toBe(false);
-    expect(chooseCommitMode(replicaSet)).toBe('transactions');
-    expect(chooseCommitMode(standalone)).toBe('log-first');
-    expect(chooseCommitMode(replicaSet, 'log-first')).toBe('log-first');
-  });
-});
-
 describe(`MongoDB store connection on ${mongodbServer()}`, () => {
   const dbNames: string[] = [];
   afterEach(async () => {
@@ -45,26 +31,6 @@ describe(`MongoDB store connection on ${mongodbServer()}`, () => {
     dbNames.push(name);
     return name;
   };
-
-  it('picks the log-first protocol on this server; forcing transactions takes the transaction path', async () => {
-    const auto = await openMongoPrimaryStore({ uri: mongodbUri(), dbName: dbName() });
-    expect(auto.commitMode).toBe('log-first');
-    await auto.close();
-    const forced = await openMongoPrimaryStore({
-      uri: mongodbUri(),
-      dbName: dbName(),
-      commitMode: 'transactions',
-    });
-    expect(forced.commitMode).toBe('transactions');
-    // The transaction path opens a session, which this server refuses.
-    await expect(
-      forced.commit([
-        { op: 'create', entity: 'farm', id: randomUUID(), payload: { name: 'x', farm_type: 'local_farm' } },
-      ]),
-    ).rejects.toThrow(/sessions/);
-    expect(await forced.log.head()).toBe(0);
-    await forced.close();
-  });
 
   it('takes the write concern and read preference it is given (the server ignores secondaries)', async () => {
     const store = await openMongoPrimaryStore({
@@ -130,5 +96,53 @@ describe(`MongoDB store connection on ${mongodbServer()}`, () => {
     const projection = await store.get('farm_output', randomUUID()).catch((e: unknown) => e);
     expect(isStoreError(projection, storeErrorCodes.NOT_FOUND)).toBe(true);
     await store.close();
+  });
+
+  it("the projector's background store waits for a slow first open instead of failing 'still connecting'", async () => {
+    const name = dbName();
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const opening = new Connecting(async () => {
+      await held; // a reachable server that takes its time (a fresh database creating its indexes)
+      return openMongoProjectionStore({ uri: mongodbUri(), dbName: name });
+    });
+    const projections = new ConnectingProjectionStore(opening);
+    const primary = new ConnectingPrimaryStore(
+      new Connecting(async () => {
+        await held;
+        return openMongoPrimaryStore({ uri: mongodbUri(), dbName: name });
+      }),
+    );
+    try {
+      // A request-path store answers at once while connecting; the projector's waits for the outcome.
+      const early = await primary.ping().catch((e: unknown) => e);
+      expect(isStoreError(early, storeErrorCodes.UNAVAILABLE)).toBe(true);
+      const checkpoint = projections.checkpoint();
+      release();
+      expect(await checkpoint).toBe(0);
+    } finally {
+      await projections.close();
+      await primary.close();
+    }
+  });
+
+  it("after a failed first open the projector's background store fails at once, naming the failure", async () => {
+    const failing = new ConnectingProjectionStore(
+      new Connecting(
+        async () => {
+          throw new Error('no server at all');
+        },
+        { retryMs: 60_000 },
+      ),
+    );
+    try {
+      const error = await failing.checkpoint().catch((e: unknown) => e);
+      expect(isStoreError(error, storeErrorCodes.UNAVAILABLE)).toBe(true);
+      expect(String(error)).toMatch(/no server at all/);
+    } finally {
+      await failing.close();
+    }
   });
 });

@@ -43,7 +43,6 @@ describe(`MongoDB projection store on ${mongodbServer()} (pending-batch commits)
   it('commits documents, state and checkpoint together and loads them back in one call', async () => {
     dbName = freshDbName();
     const store = await open();
-    expect(store.commitMode).toBe('log-first');
     expect(await store.checkpoint()).toBe(0);
     const [a, b] = [randomUUID(), randomUUID()];
     await store.commit({
@@ -234,14 +233,44 @@ describe(`MongoDB projection store on ${mongodbServer()} (pending-batch commits)
     ).toEqual(new Set([2]));
   });
 
-  it('forcing transactions takes the transaction path (the test server has no sessions)', async () => {
+  it('a batch whose projector died after its commit document, before naming it pending, is finished by the next projector store', async () => {
     dbName = freshDbName();
-    const store = await open({ commitMode: 'transactions' });
-    expect(store.commitMode).toBe('transactions');
-    const error = await store
-      .commit({ expectedCheckpoint: 0, checkpoint: 1, documents: [inventory(randomUUID(), 1, 1)], state: [] })
+    const ids = [randomUUID(), randomUUID()];
+    const dying = await open({
+      hooks: {
+        async afterCommitDocument(checkpoint) {
+          if (checkpoint === 2) throw new Error('projector died after the commit point');
+        },
+      },
+    });
+    await dying.commit({
+      expectedCheckpoint: 0,
+      checkpoint: 1,
+      documents: [inventory(ids[0]!, 1, 1)],
+      state: [],
+    });
+    await expect(
+      dying.commit({
+        expectedCheckpoint: 1,
+        checkpoint: 2,
+        documents: ids.map((id) => inventory(id, 7, 2)),
+        state: [],
+      }),
+    ).rejects.toThrow(/died/);
+    // Committed, not yet visible: readers see the checkpoint before it, whole.
+    const read = await reader();
+    expect(await read.projectionPosition()).toBe(1);
+    expect(
+      (await read.list('container_inventory', { limit: 10 })).map((r) => r.payload.current_eggs),
+    ).toEqual([1]);
+    // A second commit from checkpoint 1 loses to the committed batch, which is finished first.
+    const next = await open();
+    const late = await next
+      .commit({ expectedCheckpoint: 1, checkpoint: 2, documents: [inventory(ids[0]!, 9, 2)], state: [] })
       .catch((e: unknown) => e);
-    expect(String(error)).toMatch(/session|transaction/i);
-    expect(await store.checkpoint()).toBe(0);
+    expect(isStoreError(late, storeErrorCodes.CONFLICT)).toBe(true);
+    expect(await next.checkpoint()).toBe(2);
+    const all = await read.list('container_inventory', { limit: 10 });
+    expect(all.map((r) => r.payload.current_eggs)).toEqual([7, 7]);
   });
 });

@@ -99,7 +99,12 @@ describe(`the projector on the Kafka log (${inject('kafkaServer')})`, () => {
       head: 0,
       lag: 0,
     });
-    const relay = new Relay({ source: primary.log, client: relayClient, idleWaitMs: 200 });
+    const relay = new Relay({
+      source: primary.log,
+      client: relayClient,
+      idleWaitMs: 200,
+      allowUnreplicated: true,
+    });
     relayRun = relay.run(relayStop.signal);
     const head = primary.headSync();
     expect(await waitReady(service, (r) => r.position === head)).toMatchObject({

@@ -12,6 +12,8 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 export interface RelayStatus {
   /** True while the broker answers. */
   readonly isReady: boolean;
+  /** Why the relay refuses the topic (it would lose acknowledged entries with one broker); null when it does not. */
+  readonly refusal: string | null;
   /** The last position known to be in the topic; null before the broker answered. */
   readonly position: number | null;
   readonly publishedTotal: number;
@@ -50,7 +52,7 @@ export function buildApp(options: RelayAppOptions): FastifyInstance {
       reply.code(503);
       return {
         status: 'unavailable',
-        reason: 'the Kafka broker does not answer; retrying',
+        reason: relay.refusal ?? 'the Kafka broker does not answer; retrying',
         topic: options.topic,
         published,
       };

@@ -20,12 +20,14 @@ const primary = await backend.openPrimaryLog(stop.signal);
 const client = kafkajsClient({
   brokers: config.kafka.brokers,
   topic: config.kafka.topic,
+  durability: config.kafka.durability,
   clientId: 'eggmesh-relay',
 });
 let app: ReturnType<typeof buildApp> | undefined;
 const relay = new Relay({
   source: primary.log,
   client,
+  durability: config.kafka.durability,
   onLog: (level, message) => {
     if (app) app.log[level](message);
     else console.error(message);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { kafkajsClient } from '@eggmesh/log-kafka';
 import type { WriteOperation } from '@eggmesh/store';
 import { dataFiles, openPrimaryStore, type SqlitePrimaryStore } from '@eggmesh/store-sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -83,7 +84,10 @@ describe('the relay service', () => {
   });
 
   it('with the broker up: ready, publishes everything, lag 0 in entries and ms', async () => {
-    const relay = await start({ EGGMESH_KAFKA_BROKERS: kafkaBrokers(), EGGMESH_KAFKA_TOPIC: freshTopic() });
+    const relay = await start({
+      EGGMESH_KAFKA_BROKERS: kafkaBrokers(),
+      EGGMESH_KAFKA_TOPIC: freshTopic(),
+    });
     const ready = await eventually('ready', async () => {
       const answer = await getJson(`${relay.url}/ready`);
       return answer?.status === 200 && answer.body.lag === 0 ? answer : undefined;
@@ -100,5 +104,37 @@ describe('the relay service', () => {
     expect(metrics.get('eggmesh_relay_published_total')).toBe(30);
     await stop(relay, 'SIGTERM');
     expect(await relay.exited).toBe(0);
+  });
+
+  it('refuses a topic with fewer replicas than configured: not ready, says why, publishes nothing', async () => {
+    const topic = freshTopic();
+    // The topic exists already, made on the single-node test broker: one replica, min.insync.replicas 1.
+    const kafka = kafkajsClient({ brokers: [kafkaBrokers()], topic, clientId: 'eggmesh-test' });
+    try {
+      await kafka.ensureTopic(1);
+      const relay = await start({
+        EGGMESH_KAFKA_BROKERS: kafkaBrokers(),
+        EGGMESH_KAFKA_TOPIC: topic,
+        EGGMESH_KAFKA_REPLICATION_FACTOR: '3',
+        EGGMESH_KAFKA_MIN_INSYNC_REPLICAS: '2',
+      });
+      const ready = await eventually('a refusal', async () => {
+        const answer = await getJson(`${relay.url}/ready`);
+        return answer?.status === 503 && /min\.insync\.replicas/.test(String(answer.body.reason))
+          ? answer
+          : undefined;
+      });
+      expect(ready.body).toMatchObject({ status: 'unavailable', published: null });
+      expect(String(ready.body.reason)).toMatch(
+        /replication factor 1 and min\.insync\.replicas 1, less than the 3 and 2 configured .*an acknowledged entry would be lost with one broker/,
+      );
+      expect(relay.output()).toMatch(/refusing to publish/);
+      expect(await kafka.durability()).toEqual({ replicationFactor: 1, minInsyncReplicas: 1 });
+      expect((await kafka.offsets()).high).toBe(0);
+      await stop(relay, 'SIGTERM');
+      expect(await relay.exited).toBe(0);
+    } finally {
+      await kafka.close();
+    }
   });
 });

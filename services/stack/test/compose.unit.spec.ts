@@ -14,6 +14,8 @@ const read = (path: string) => readFileSync(join(root, path), 'utf8');
 
 interface Healthcheck {
   readonly test?: readonly string[];
+  readonly timeout?: string;
+  readonly start_period?: string;
 }
 interface Service {
   readonly image?: string;
@@ -173,6 +175,18 @@ describe('infra/compose/docker-compose.yml', () => {
       const test = service.healthcheck?.test ?? [];
       expect(test.slice(0, 3), name).toEqual(['CMD', 'node', '-e']);
       expect(test[3], name).toContain(`fetch('http://127.0.0.1:${port}/health')`);
+    }
+  });
+
+  it('gives the checks that start a JVM or mongosh (Kafka, MongoDB) time for it on a busy host', () => {
+    const seconds = (duration: string | undefined) => Number(/^(\d+)s$/.exec(duration ?? '')?.[1] ?? 0);
+    const heavy = Object.entries(services).filter(([, s]) =>
+      (s.healthcheck?.test ?? []).some((part) => /mongosh|kafka-broker-api-versions/.test(part)),
+    );
+    expect(heavy.map(([name]) => name).sort()).toEqual(['kafka', 'mongo1', 'mongo2', 'mongo3']);
+    for (const [name, service] of heavy) {
+      expect(seconds(service.healthcheck?.timeout), name).toBeGreaterThanOrEqual(20);
+      expect(seconds(service.healthcheck?.start_period), name).toBeGreaterThanOrEqual(60);
     }
   });
 
