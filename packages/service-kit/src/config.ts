@@ -339,7 +339,7 @@ const slices = {
       /** Most subscriptions one WebSocket connection may hold. */
       perConnection: 20,
       /** Most subscriptions one client address may hold over its connections, per read-api process. */
-      perClient: 200,
+      perClient: 1000,
       /** A subscriber whose socket and queue hold more unsent bytes than this is dropped. */
       bufferBytes: 1_048_576,
       /** Longest wait between two looks at the projection position when no change woke the feed. */

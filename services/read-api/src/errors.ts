@@ -33,7 +33,7 @@ export const graphqlErrors = {
   COST: entry('EGGMESH_GRAPHQL_COST', 'the estimated number of rows exceeds the cost limit'),
   TOO_MANY_SUBSCRIPTIONS: entry(
     'EGGMESH_TOO_MANY_SUBSCRIPTIONS',
-    'a subscription over 20 on its connection or 200 for its client address',
+    'a subscription over 20 on its connection or 1000 for its client address',
   ),
   RESPONSE_TOO_LARGE: entry(
     'EGGMESH_GRAPHQL_RESPONSE_TOO_LARGE',
