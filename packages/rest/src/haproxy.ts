@@ -103,6 +103,9 @@ export function haproxyConfig(o: HaproxyOptions): string {
     `  timeout client ${o.requestTimeoutMs}ms`,
     `  timeout server ${o.requestTimeoutMs}ms`,
     `  timeout http-keep-alive ${o.keepAliveTimeoutMs}ms`,
+    // A WebSocket (GraphQL subscriptions on /graphql) is a tunnel once upgraded: it stays open while
+    // the read-api pings it every 15 s, and a silent one closes after this.
+    '  timeout tunnel 1h',
     errorLine(400, new EggmeshError('EGGMESH_BAD_REQUEST')),
     errorLine(413, new EggmeshError('EGGMESH_BODY_TOO_LARGE', [o.bodyLimitBytes])),
     errorLine(500, new EggmeshError('EGGMESH_INTERNAL')),

@@ -352,6 +352,23 @@ const slices = {
       }),
     }),
   ),
+  /** The live projections (GraphQL subscriptions) of the read-api: constants, docs/api.md lists them. */
+  subscriptions: slice([], () => ({
+    subscriptions: Object.freeze({
+      /** Most subscriptions one WebSocket connection may hold. */
+      perConnection: 20,
+      /** Most subscriptions one client address may hold over its connections, per read-api process. */
+      perClient: 1000,
+      /** A subscriber whose socket and queue hold more unsent bytes than this is dropped. */
+      bufferBytes: 1_048_576,
+      /** Longest wait between two looks at the projection position when no change woke the feed. */
+      pollMs: 250,
+      /** Most log positions one look at the change feed covers. */
+      maxSpan: 5000,
+      /** How often an open subscription connection is pinged (keeps proxies and NATs from closing it). */
+      keepAliveMs: 15_000,
+    }),
+  })),
   /** The projector's loop: constants (`pnpm rebuild-projections --batch` sets a rebuild's own batch). */
   projector: slice([], () => ({
     projector: Object.freeze({ batchSize: 2000, idlePollMs: 5000 }),
@@ -383,7 +400,18 @@ type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) exten
 /** Which slices each eggmesh command reads: it validates those variables and no others. */
 export const serviceSlices = Object.freeze({
   'write-api': ['core', 'ports', 'http', 'auth', 'storage', 'lists', 'writes'],
-  'read-api': ['core', 'ports', 'http', 'auth', 'storage', 'lists', 'writes', 'graphql', 'upstreams'],
+  'read-api': [
+    'core',
+    'ports',
+    'http',
+    'auth',
+    'storage',
+    'lists',
+    'writes',
+    'graphql',
+    'upstreams',
+    'subscriptions',
+  ],
   projector: ['core', 'ports', 'http', 'storage', 'eventLog', 'projector'],
   relay: ['core', 'ports', 'http', 'storage', 'eventLog'],
   rebuild: ['core', 'storage'],

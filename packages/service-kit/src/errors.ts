@@ -66,6 +66,10 @@ export const errorTable = {
     message: 'an operation or fragment selects too many fields once its fragments are expanded',
   },
   EGGMESH_GRAPHQL_COST: { status: 400, message: 'the estimated number of rows exceeds the cost limit' },
+  EGGMESH_TOO_MANY_SUBSCRIPTIONS: {
+    status: 429,
+    message: 'the connection or the client holds as many live subscriptions as it may',
+  },
   EGGMESH_GRAPHQL_RESPONSE_TOO_LARGE: {
     status: 400,
     message: 'the answer would carry too many rows or bytes; page with limit/after',

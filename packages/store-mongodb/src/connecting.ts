@@ -171,11 +171,10 @@ export class ConnectingPrimaryStore
 
 /** A ReadStore that connects in the background (see Connecting). */
 export class ConnectingReadStore
-  extends Delegating<ReadStore, 'replicaPosition' | 'projectionPosition' | (typeof READS)[number]>([
-    'replicaPosition',
-    'projectionPosition',
-    ...READS,
-  ])
+  extends Delegating<
+    ReadStore,
+    'replicaPosition' | 'projectionPosition' | 'projectionChanges' | (typeof READS)[number]
+  >(['replicaPosition', 'projectionPosition', 'projectionChanges', ...READS])
   implements ReadStore
 {
   async changed(timeoutMs: number, signal?: AbortSignal): Promise<void> {

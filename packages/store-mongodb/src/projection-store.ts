@@ -3,6 +3,7 @@ import { type EntityName, entities } from '@eggmesh/schema';
 import {
   type LoadedProjections,
   type PageOptions,
+  type ProjectionChange,
   type ProjectionCommit,
   type ProjectionDocument,
   type ProjectionKeys,
@@ -149,6 +150,8 @@ export class ProjectionCollections {
     for (const entity of projectionEntities) {
       const { versions, current } = this.entity(entity);
       await versions.createIndex({ id: 1, created_at: 1 }, { unique: true, name: 'id_created_at' });
+      // The change feed of the live subscriptions reads versions by the batch that wrote them.
+      await versions.createIndex({ position: 1 }, { name: 'position' });
       for (const field of entities[entity].indexedFields) {
         await versions.createIndex(
           { [`payload.${field}`]: 1, id: 1, created_at: 1 },
@@ -496,6 +499,8 @@ const toRow = (row: StateDoc): ProjectionStateRow => ({
   ref: row.ref,
 });
 
+const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 /** How often a projection read starts over because batches kept landing during it, before it gives up. */
 const READ_ATTEMPTS = 100;
 
@@ -537,6 +542,39 @@ export class MongoProjectionReader extends MongoEntityReader {
           );
         }
       }
+    });
+  }
+
+  /**
+   * The versions whose batch checkpoint (`position`) is in (`after`, `through`], each id's newest of
+   * its batch, in batch order (the `position` index of each projection's versions).
+   */
+  changes(after: number, through: number): Promise<ProjectionChange[]> {
+    return translated(async () => {
+      if (through <= after) return [];
+      const found = new Map<string, ProjectionChange & { readonly createdAt: number }>();
+      for (const entity of projectionEntities) {
+        const versions = await this.projection
+          .entity(entity)
+          .versions.find({ position: { $gt: after, $lte: through } })
+          .toArray();
+        for (const v of versions) {
+          const key = `${v.position}\u0000${entity}\u0000${v.id}`;
+          const seen = found.get(key);
+          if (seen && seen.createdAt > v.created_at) continue;
+          found.set(key, {
+            position: v.position,
+            entity,
+            id: v.id,
+            live: !v.deleted,
+            payload: v.payload ?? {},
+            createdAt: v.created_at,
+          });
+        }
+      }
+      return [...found.values()]
+        .sort((a, b) => a.position - b.position || compareText(a.entity, b.entity) || compareText(a.id, b.id))
+        .map(({ createdAt: _, ...change }) => change);
     });
   }
 

@@ -1,5 +1,12 @@
 import { type EntityName, entities } from '@eggmesh/schema';
-import type { PageOptions, ReadOptions, ReadStore, RelationPageOptions, StoredRecord } from '@eggmesh/store';
+import type {
+  PageOptions,
+  ProjectionChange,
+  ReadOptions,
+  ReadStore,
+  RelationPageOptions,
+  StoredRecord,
+} from '@eggmesh/store';
 import type { Db, MongoClient, ReadPreferenceMode } from 'mongodb';
 import { type ConnectOptions, connect } from './client-limits.js';
 import { translated } from './errors.js';
@@ -119,6 +126,11 @@ export class MongoReadStore implements ReadStore {
       timeoutMs,
       signal,
     );
+  }
+
+  /** From the versions each batch wrote, stamped with its checkpoint (`position`). */
+  projectionChanges(after: number, through: number): Promise<ProjectionChange[]> {
+    return this.projections.changes(after, through);
   }
 
   ping(): Promise<void> {

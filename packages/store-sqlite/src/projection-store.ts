@@ -16,6 +16,7 @@ import { type EntityName, entities, entityNames } from '@eggmesh/schema';
 import {
   type LoadedProjections,
   type PageOptions,
+  type ProjectionChange,
   type ProjectionCommit,
   type ProjectionDocument,
   type ProjectionKeys,
@@ -49,6 +50,10 @@ CREATE TABLE IF NOT EXISTS projector_state (
   PRIMARY KEY (kind, id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS projector_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS projection_changes (
+  position INTEGER NOT NULL, entity TEXT NOT NULL, id TEXT NOT NULL, created_at INTEGER NOT NULL,
+  PRIMARY KEY (position, entity, id)
+) WITHOUT ROWID;
 INSERT OR IGNORE INTO projector_meta (key, value) VALUES ('checkpoint', 0);`;
 const STATE_INDEXES = `
 CREATE INDEX IF NOT EXISTS projector_state_ref ON projector_state (kind, ref);`;
@@ -106,6 +111,8 @@ function groupBy<T, G>(
   return new Map([...out].map(([g, set]) => [g, [...set]]));
 }
 
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 const byId = (a: { readonly id: string }, b: { readonly id: string }): number =>
   a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
@@ -118,6 +125,14 @@ const READ_CHECKPOINT_SQL = "SELECT value FROM projector_meta WHERE key = 'check
 const MOVE_CHECKPOINT_SQL = "UPDATE projector_meta SET value = ? WHERE key = 'checkpoint' AND value = ?";
 const PUT_STATE_SQL = 'INSERT OR REPLACE INTO projector_state (kind, id, value, ref) VALUES (?, ?, ?, ?)';
 const STATE_COLUMNS = 'SELECT kind, id, value, ref FROM projector_state';
+/** One row per document a live commit wrote (its newest version of the batch): the subscriptions' feed. */
+const PUT_CHANGE_SQL =
+  'INSERT OR REPLACE INTO projection_changes (position, entity, id, created_at) VALUES (?, ?, ?, ?)';
+/** The changes of one entity in (?, ?], with the version each names. */
+const changesSql = (entity: EntityName): string =>
+  `SELECT c.position, c.id, v.deleted, v.payload FROM projection_changes c
+    JOIN ${tableNames(entity).versions} v ON v.id = c.id AND v.created_at = c.created_at
+    WHERE c.position > ? AND c.position <= ? AND c.entity = '${entity}'`;
 const STATE_MANY_SQL = `${STATE_COLUMNS} WHERE kind = ? AND id IN (SELECT value FROM json_each(?))`;
 const BY_REF_MANY_SQL = `${STATE_COLUMNS} WHERE kind = ? AND ref IN (SELECT value FROM json_each(?)) ORDER BY id`;
 
@@ -292,6 +307,7 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
     this.readCheckpoint = this.db.prepare(READ_CHECKPOINT_SQL).pluck();
     const putState = this.db.prepare(PUT_STATE_SQL);
     const moveCheckpoint = this.db.prepare(MOVE_CHECKPOINT_SQL);
+    const putChange = this.db.prepare(PUT_CHANGE_SQL);
     this.commitTx = this.db.transaction((batch: ProjectionCommit) => {
       const at = this.readCheckpoint.get() as number;
       if (at !== batch.expectedCheckpoint) {
@@ -304,6 +320,7 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
       for (const [entity, rows] of plan.versions) this.tables.appendVersions(entity, rows);
       for (const v of plan.current) this.tables.setCurrent(v.entity, v.id, v.createdAt, v.payload, v.live);
       for (const row of plan.state) putState.run(row);
+      for (const v of plan.current) putChange.run(batch.checkpoint, v.entity, v.id, v.createdAt);
       moveCheckpoint.run(batch.checkpoint, at);
     }).immediate;
   }
@@ -674,6 +691,8 @@ export class ProjectionReader {
   private tables: VersionTables | null = null;
   private checkpointStatement: Statement | null = null;
   private dataVersion: Statement | null = null;
+  /** Per projection entity, its `changesSql` on the current generation. */
+  private changeStatements: ReadonlyArray<readonly [EntityName, Statement]> | null = null;
   private generation: string | null = null;
   private currentMtime = 0;
   private checkedAt = -Infinity;
@@ -707,6 +726,7 @@ export class ProjectionReader {
         .prepare("SELECT value FROM projector_meta WHERE key = 'checkpoint'")
         .pluck();
       this.dataVersion = db.prepare('PRAGMA data_version').pluck();
+      this.changeStatements = null;
     }
     this.currentMtime = mtime;
     return this.tables;
@@ -722,6 +742,36 @@ export class ProjectionReader {
   checkpoint(): number {
     this.refresh();
     return (this.checkpointStatement?.get() as number | undefined) ?? 0;
+  }
+
+  /**
+   * What the live commits in (`after`, `through`] wrote, in commit order, in one read transaction. A
+   * generation a rebuild wrote has no changes below its first live commit.
+   */
+  changes(after: number, through: number): ProjectionChange[] {
+    if (!this.refresh() || !this.db || through <= after) return [];
+    const db = this.db;
+    // Prepared on first use: the generation has the table once a projector of this version opened it.
+    this.changeStatements ??= projectionEntities.map(
+      (e) => [e, db.prepare(changesSql(e)).raw(true)] as const,
+    );
+    const statements = this.changeStatements;
+    const rows = this.db
+      .transaction(() =>
+        statements.flatMap(([entity, statement]) =>
+          (statement.all(after, through) as unknown[][]).map(
+            ([position, id, deleted, payload]): ProjectionChange => ({
+              position: position as number,
+              entity,
+              id: id as string,
+              live: deleted === 0,
+              payload: JSON.parse(payload as string) as Record<string, unknown>,
+            }),
+          ),
+        ),
+      )
+      .deferred();
+    return rows.sort((a, b) => a.position - b.position || compare(a.entity, b.entity) || compare(a.id, b.id));
   }
 
   get(entity: EntityName, id: string, options?: ReadOptions): StoredRecord | null {

@@ -2,7 +2,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type EntityName, entities } from '@eggmesh/schema';
-import type { PageOptions, ReadOptions, ReadStore, RelationPageOptions, StoredRecord } from '@eggmesh/store';
+import type {
+  PageOptions,
+  ProjectionChange,
+  ReadOptions,
+  ReadStore,
+  RelationPageOptions,
+  StoredRecord,
+} from '@eggmesh/store';
 import { ChangeSignal } from './change-signal.js';
 import { openPrimaryStore, SqlitePrimaryStore } from './primary-store.js';
 import { ProjectionReader } from './projection-store.js';
@@ -68,6 +75,10 @@ export class SqliteReadStore implements ReadStore {
    */
   changed(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     return this.changes.next(this.seen, timeoutMs, signal);
+  }
+
+  async projectionChanges(after: number, through: number): Promise<ProjectionChange[]> {
+    return this.projections.changes(after, through);
   }
 
   async ping(): Promise<void> {

@@ -9,7 +9,7 @@ export {
   type ProjectionWrite,
   projectionKey,
 } from './projection-store.js';
-export type { ReadStore } from './read-store.js';
+export type { ProjectionChange, ReadStore } from './read-store.js';
 export type {
   CommitResult,
   EntityReader,

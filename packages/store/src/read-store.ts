@@ -1,4 +1,17 @@
+import type { EntityName } from '@eggmesh/schema';
 import type { EntityReader } from './types.js';
+
+/** A projection document one projector commit wrote: its newest version in that commit. */
+export interface ProjectionChange {
+  /** The checkpoint of the commit that wrote it (the log position the document reflects). */
+  readonly position: number;
+  readonly entity: EntityName;
+  readonly id: string;
+  /** False for a tombstone (its container/hen/farm was deleted). */
+  readonly live: boolean;
+  /** The internal document, as the projector keeps it. */
+  readonly payload: Record<string, unknown>;
+}
 
 /** What the read-api (and the write-api's REST reads of projections) need. */
 export interface ReadStore extends EntityReader {
@@ -11,6 +24,12 @@ export interface ReadStore extends EntityReader {
    * x-min-position wait instead of polling every few ms.
    */
   changed(timeoutMs: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * The projection documents written by the commits whose checkpoint is above `after` and at most
+   * `through` (call with `through` at most `projectionPosition()`), in commit order, each document
+   * once per commit. The feed of the live subscriptions: each read-api process polls it.
+   */
+  projectionChanges(after: number, through: number): Promise<ProjectionChange[]>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -6,6 +6,7 @@ import { mixedWorkload } from './mixed-workload.js';
 import { restCrud } from './rest-crud.js';
 import { scaling } from './scaling.js';
 import { soak } from './soak.js';
+import { subscriptions } from './subscriptions.js';
 import type { Scenario, ScenarioName } from './types.js';
 
 export const scenarios: Readonly<Record<ScenarioName, Scenario>> = {
@@ -17,4 +18,5 @@ export const scenarios: Readonly<Record<ScenarioName, Scenario>> = {
   latency,
   soak,
   scaling,
+  subscriptions,
 };

@@ -16,6 +16,7 @@ export const scenarioNames = [
   'latency',
   'soak',
   'scaling',
+  'subscriptions',
 ] as const;
 export type ScenarioName = (typeof scenarioNames)[number];
 
@@ -31,6 +32,8 @@ export const executionOrder: readonly ScenarioName[] = [
   'latency',
   'rest-crud',
   'crud-sequence',
+  // Ours only: the live projections (adds one container and deposits into it).
+  'subscriptions',
   // Minutes long, ours only: memory over a mixed workload.
   'soak',
   // Last: it runs on its own copies of two datasets, with everything else stopped.

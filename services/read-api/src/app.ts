@@ -153,6 +153,7 @@ export function buildApp({
       store,
       clock,
       config,
+      subscriptions: true,
     }),
   );
   // Declared once the service plugin has loaded, so the page gets its Content-Security-Policy.

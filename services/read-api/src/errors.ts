@@ -31,6 +31,10 @@ export const graphqlErrors = {
     'an operation or fragment selects more than 2,000 fields once its fragments are expanded',
   ),
   COST: entry('EGGMESH_GRAPHQL_COST', 'the estimated number of rows exceeds the cost limit'),
+  TOO_MANY_SUBSCRIPTIONS: entry(
+    'EGGMESH_TOO_MANY_SUBSCRIPTIONS',
+    'a subscription over 20 on its connection or 1000 for its client address',
+  ),
   RESPONSE_TOO_LARGE: entry(
     'EGGMESH_GRAPHQL_RESPONSE_TOO_LARGE',
     'the answer would carry more than 100,000 rows or 32 MiB; page with `limit`/`after`',

@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { haproxyConfig, sideOf } from '@eggmesh/rest';
 import { parseConfig } from '@eggmesh/service-kit';
+import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import WebSocket from 'ws';
 import { freePort, type RunningStack, startStack, until } from './helpers.js';
 
 // The public port as `pnpm start` runs it (the read-api, forwarding writes with @fastify/reply-from),
@@ -289,6 +291,50 @@ describe('HAProxy with the generated configuration in front of the real services
     // What comes back from the read side is the public port's own answer.
     const health = (await (await fetch(`${base}/health`)).json()) as { service: string };
     expect(health.service).toBe('read-api');
+  });
+
+  it('passes the WebSocket upgrade of /graphql: a subscription sees a write made through the proxy', async () => {
+    const { base } = await haproxy(new URL(stack.urls.write).host, new URL(stack.urls.public).host);
+    await until(async () =>
+      (await fetch(`${base}/farm/api`, { method: 'POST' })).status !== 503 ? true : undefined,
+    );
+    const post = async (entity: string, body: unknown) => {
+      const response = await fetch(`${base}/${entity}/api`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(201);
+      return ((await response.json()) as { id: string }).id;
+    };
+    const farmId = await post('farm', { name: 'tunnel', farm_type: 'homestead', zone: 'north' });
+    const client = createClient({
+      url: `${base.replace('http', 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+    });
+    const seen: number[] = [];
+    const done = new Promise<void>((resolve, reject) => {
+      client.subscribe<{ farmOutput: { farmOutput: { total_hens: number } } }>(
+        { query: `subscription { farmOutput(farm_id: "${farmId}") { position farmOutput { total_hens } } }` },
+        {
+          next: ({ data }) => {
+            seen.push(data?.farmOutput.farmOutput.total_hens ?? -1);
+            if (seen.includes(1)) resolve();
+          },
+          error: reject,
+          complete: () => undefined,
+        },
+      );
+    });
+    try {
+      const coop = await post('coop', { name: 'c', farm_id: farmId, capacity: 5, coop_type: 'barn' });
+      await post('hen', { name: 'h', coop_id: coop, breed: 'leghorn' });
+      await done;
+      expect(seen.at(-1)).toBe(1);
+    } finally {
+      await client.dispose();
+    }
   });
 
   it('answers a declared body over the limit with 413 and the JSON error itself', async () => {

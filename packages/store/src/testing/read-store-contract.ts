@@ -122,6 +122,45 @@ export function runReadStoreContract(name: string, harness: ReadStoreHarness): v
       expect((await f.read.get('farm_output', farmId, { at: 250 }))?.payload.total_hens).toBe(2);
     });
 
+    it('answers the projection changes of each commit in (after, through], in commit order', async () => {
+      const [a, b] = [randomUUID(), randomUUID()].sort();
+      const out = (id: string, total_hens: number, createdAt: number, live = true) => ({
+        entity: 'farm_output' as const,
+        id,
+        payload: { farm_id: id, farm_type: 'homestead', total_hens },
+        live,
+        createdAt,
+      });
+      const hen = randomUUID();
+      await f.projections.commit({
+        expectedCheckpoint: 0,
+        checkpoint: 2,
+        // Two versions of `a` in one commit: the commit's change is its newest.
+        documents: [out(a as string, 1, 100), out(a as string, 2, 110), out(b as string, 5, 100)],
+        state: [],
+      });
+      await f.projections.commit({
+        expectedCheckpoint: 2,
+        checkpoint: 7,
+        documents: [
+          out(b as string, 6, 200, false),
+          { entity: 'hen_productivity', id: hen, payload: { hen_id: hen }, live: true, createdAt: 200 },
+        ],
+        state: [],
+      });
+      await eventually(f.read, async () => (await f.read.projectionPosition()) >= 7);
+      const all = await f.read.projectionChanges(0, 7);
+      expect(all.map((c) => [c.position, c.entity, c.id, c.live, c.payload.total_hens])).toEqual([
+        [2, 'farm_output', a, true, 2],
+        [2, 'farm_output', b, true, 5],
+        [7, 'farm_output', b, false, 6],
+        [7, 'hen_productivity', hen, true, undefined],
+      ]);
+      expect((await f.read.projectionChanges(2, 7)).map((c) => c.position)).toEqual([7, 7]);
+      expect((await f.read.projectionChanges(0, 6)).map((c) => c.position)).toEqual([2, 2]);
+      expect(await f.read.projectionChanges(7, 7)).toEqual([]);
+    });
+
     it('changed() resolves when a write lands, long before its timeout', async () => {
       await f.read.replicaPosition();
       const woken = f.read.changed(60_000);

@@ -1,5 +1,5 @@
 import type { Authenticator, ConfigOf } from '@eggmesh/service-kit';
-import type { EntityReader } from '@eggmesh/store';
+import type { EntityReader, ReadStore as StoreReadStore } from '@eggmesh/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import mercurius, { type IResolvers, type MercuriusContext } from 'mercurius';
 import {
@@ -18,14 +18,15 @@ import { checkDocumentSize, nestingFor } from '../limits/document-size.js';
 import { checkShape } from '../limits/shape.js';
 import { ReadContext } from '../read-context.js';
 import type { ReadGraphContext } from '../schema/resolvers.js';
+import { liveProjections, subscriptionSdl } from '../subscriptions/live.js';
 import { formatErrors } from './format-errors.js';
 import { isJson } from './json-source.js';
 
 /**
- * What the GraphQL endpoints read from: entities and projections, how far each has come in the log and
- * when that moves (the `ReadStore` port without its lifecycle).
+ * What the GraphQL endpoints read from: entities and projections, how far each has come in the log,
+ * when that moves and what the projector committed (the `ReadStore` port without its lifecycle).
  */
-export type ReadStore = EntityReader & Positions;
+export type ReadStore = EntityReader & Positions & Pick<StoreReadStore, 'projectionChanges'>;
 
 export interface EndpointOptions {
   readonly path: string;
@@ -38,6 +39,8 @@ export interface EndpointOptions {
   readonly config: ConfigOf<'read-api'>;
   /** Root lists without `limit` return every row (the per-entity endpoints, as MeshQL); else one page. */
   readonly wholeLists?: boolean;
+  /** Serves the live projections (GraphQL subscriptions over WebSocket) on this endpoint. */
+  readonly subscriptions?: boolean;
 }
 
 type EndpointContext = MercuriusContext & ReadGraphContext & { consistency?: Consistency };
@@ -48,6 +51,9 @@ const operationNameOf = (request: FastifyRequest): string | undefined => {
   } | null;
   return typeof source?.operationName === 'string' ? source.operationName : undefined;
 };
+
+const isUpgrade = (request: FastifyRequest): boolean =>
+  request.headers.upgrade?.toLowerCase() === 'websocket';
 
 /**
  * One GraphQL endpoint: a mercurius instance with graphql-jit, the depth rule, the cost limit,
@@ -61,13 +67,21 @@ export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointO
     reply.send({ data: null, errors: [{ message: error.message, extensions: { code: error.code } }] }),
   );
   if (guard !== undefined) {
+    // A WebSocket upgrade carries its token in `connection_init` (browsers cannot set its headers);
+    // @fastify/websocket never runs an HTTP handler for an upgrade, so no query passes unchecked.
     scope.addHook('onRequest', async (request, reply) =>
-      request.url.startsWith('/graphiql') ? undefined : guard(request, reply),
+      request.url.startsWith('/graphiql') || isUpgrade(request) ? undefined : guard(request, reply),
     );
   }
+  const live = options.subscriptions
+    ? liveProjections(scope, { store, auth: options.auth, config, clock })
+    : undefined;
   await scope.register(mercurius, {
-    schema: options.schema,
-    resolvers: options.resolvers as IResolvers,
+    schema: live ? options.schema + subscriptionSdl() : options.schema,
+    resolvers: (live
+      ? { ...options.resolvers, Subscription: live.resolvers }
+      : options.resolvers) as IResolvers,
+    ...(live ? { subscription: live.options } : {}),
     path: options.path,
     // GraphiQL is ours (http/graphiql.ts): mercurius' page loads its scripts from a CDN.
     graphiql: false,
@@ -78,6 +92,11 @@ export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointO
       read: new ReadContext(store, clock, config.list, budget, options.wholeLists ?? false),
     }),
   });
+
+  if (live) {
+    scope.graphql.addHook('preSubscriptionParsing', live.hooks.preSubscriptionParsing);
+    scope.graphql.addHook('preSubscriptionExecution', live.hooks.preSubscriptionExecution);
+  }
 
   const sizeLimits = {
     maxBytes: config.graphql.maxDocumentBytes,

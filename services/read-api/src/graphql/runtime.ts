@@ -12,4 +12,6 @@ export {
   isNonNullType,
   isObjectType,
   Kind,
+  specifiedRules,
+  validate,
 } from 'graphql/index.js';
