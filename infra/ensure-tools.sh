@@ -2,9 +2,10 @@
 # Installs the system tools the tests need when they are missing and this machine can install them
 # (root with apt-get: Debian/Ubuntu, as on CI): Java 17+ and Maven for the MongoDB-wire test server,
 # python3 with venv for schemathesis, Chromium for the GraphiQL browser test, jq and curl for the
-# README examples, HAProxy for the optional HAProxy front door's tests. Elsewhere it installs nothing;
+# README examples, HAProxy for the optional HAProxy front door's tests, PostgreSQL for the legacy
+# systems of record (infra/postgres). Elsewhere it installs nothing;
 # the callers then say what is missing.
-#   usage: infra/ensure-tools.sh java|python|chromium|jq|curl|haproxy [...]
+#   usage: infra/ensure-tools.sh java|python|chromium|jq|curl|haproxy|postgres [...]
 set -uo pipefail
 
 missing=()
@@ -20,6 +21,9 @@ for tool in "$@"; do
       ;;
     chromium)
       command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+      ;;
+    postgres)
+      compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || command -v initdb >/dev/null 2>&1 || missing+=(postgresql)
       ;;
     jq | curl | haproxy)
       command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
