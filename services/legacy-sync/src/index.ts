@@ -8,4 +8,18 @@ export {
   restartConnector,
   waitRunning,
 } from './connect.js';
+export {
+  type FieldRule,
+  LEGACY_NAMESPACE,
+  legacyId,
+  type Mapped,
+  mapRow,
+  type Row,
+  type SourceMapping,
+  type TableMapping,
+  Unmappable,
+} from './mapping.js';
+export { sapMapping } from './sap.js';
 export { applySchema, changeTopic, type Source, schemaSql, sources } from './sources.js';
+export { type DeadLetter, type ParkedRecord, SyncState } from './state.js';
+export { LegacySync, type LegacySyncOptions, type SyncStatus } from './sync.js';
