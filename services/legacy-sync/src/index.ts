@@ -20,6 +20,7 @@ export {
   Unmappable,
 } from './mapping.js';
 export { sapMapping } from './sap.js';
+export { type FillOptions, SapSimulator, type SimulatorOptions } from './simulator.js';
 export { applySchema, changeTopic, type Source, schemaSql, sources } from './sources.js';
 export { type DeadLetter, type ParkedRecord, SyncState } from './state.js';
 export { LegacySync, type LegacySyncOptions, type SyncStatus } from './sync.js';
