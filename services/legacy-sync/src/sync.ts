@@ -31,9 +31,13 @@ export interface LegacySyncOptions {
   /** How long a child waits for its parent before it dead-letters as "missing parent". */
   readonly parkTtlMs: number;
   readonly clock?: () => number;
+  /** Where the layer's metrics go (the service's registry); default a registry of its own. */
+  readonly registry?: Registry;
 }
 
 export interface SyncStatus {
+  /** True while the consumer runs (false before start, after stop, or after a crash it gave up on). */
+  readonly running: boolean;
   readonly applied: number;
   readonly parked: number;
   readonly deadLettered: number;
@@ -59,7 +63,7 @@ class WriteRefused extends Error {}
  * changes in flight, which the deterministic ids make harmless.
  */
 export class LegacySync {
-  readonly registry = new Registry();
+  readonly registry: Registry;
   readonly #options: LegacySyncOptions;
   readonly #state: SyncState;
   readonly #kafka: Kafka;
@@ -75,11 +79,13 @@ export class LegacySync {
   readonly #lagSeconds: Histogram;
   readonly #lagEntries: Gauge;
   #appliedCount = 0;
+  #running = false;
   #expiry: NodeJS.Timeout | undefined;
   #chain: Promise<void> = Promise.resolve();
 
   constructor(options: LegacySyncOptions) {
     this.#options = options;
+    this.registry = options.registry ?? new Registry();
     this.#clock = options.clock ?? Date.now;
     this.#state = new SyncState(options.stateFile);
     this.#kafka = new Kafka({
@@ -153,6 +159,7 @@ export class LegacySync {
   status(): SyncStatus {
     const dead = this.#state.deadLetters();
     return {
+      running: this.#running,
       applied: this.#appliedCount,
       parked: this.#state.parkedCount(),
       deadLettered: dead.length,
@@ -219,6 +226,10 @@ export class LegacySync {
         }
       },
     });
+    this.#running = true;
+    this.#consumer.on(this.#consumer.events.CRASH, (event) => {
+      if (!event.payload.restart) this.#running = false;
+    });
     this.#expiry = setInterval(
       () => void this.#serial(() => this.#expire()),
       Math.min(this.#options.parkTtlMs, 5_000),
@@ -227,6 +238,7 @@ export class LegacySync {
   }
 
   async stop(): Promise<void> {
+    this.#running = false;
     if (this.#expiry) clearInterval(this.#expiry);
     await this.#consumer.disconnect();
     await this.#chain;

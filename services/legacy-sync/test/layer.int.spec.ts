@@ -1,6 +1,8 @@
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseConfig } from '@eggmesh/service-kit';
 import { dataFiles, openPrimaryStore, ProjectionReader, SqliteReadStore } from '@eggmesh/store-sqlite';
 import { buildApp } from '@eggmesh/write-api';
@@ -9,6 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningWorker } from '../../../infra/connect/server.mjs';
 import { start as startConnect } from '../../../infra/connect/server.mjs';
+import { freePort } from '../../../infra/ports.mjs';
 import type { RunningPostgres } from '../../../infra/postgres/server.mjs';
 import { start as startPostgres } from '../../../infra/postgres/server.mjs';
 import { sharedKafkaBrokers } from '../../../infra/test/shared-servers.js';
@@ -344,6 +347,63 @@ describe('the anti-corruption layer on the SAP source', () => {
     expect(sync.status().deadLettered).toBe(0);
     expect(sync.status().parked).toBe(0);
     expect(simulator.counts.other_client ?? 0).toBeGreaterThan(0);
+
+    // The layer as a service, on a consumer group of its own: it replays every change from the start
+    // (a redelivery of all of them), changes nothing in the clean API, and says so on /ready and /metrics.
+    const repo = fileURLToPath(new URL('../../../', import.meta.url));
+    execFileSync(
+      process.execPath,
+      [join(repo, 'node_modules/typescript/bin/tsc'), '-b', 'services/legacy-sync'],
+      {
+        cwd: repo,
+        stdio: 'pipe',
+        timeout: 170_000,
+      },
+    );
+    const port = await freePort();
+    const child = spawn(process.execPath, [join(repo, 'services/legacy-sync/dist/main.js')], {
+      env: {
+        ...process.env,
+        EGGMESH_KAFKA_BROKERS: brokers,
+        EGGMESH_LEGACY_TOPIC_PREFIX: economyPrefix,
+        EGGMESH_DATA_DIR: join(dir, 'service'),
+        EGGMESH_WRITE_API_URL: writeUrl,
+        LEGACY_SYNC_PORT: String(port),
+        EGGMESH_LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => {
+      output += String(chunk);
+    });
+    child.stderr.on('data', (chunk) => {
+      output += String(chunk);
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const total = [...expected.values()].reduce((sum, ids) => sum + ids.size, 0);
+    let ready: { status: string; applied: number; parked: number; deadLettered: number } | undefined;
+    await until(async () => {
+      try {
+        ready = (await (await fetch(`http://127.0.0.1:${port}/ready`)).json()) as typeof ready;
+      } catch {
+        return false;
+      }
+      return (ready?.applied ?? 0) >= total && ready?.parked === 0;
+    }).catch((error: Error) => {
+      throw new Error(`${error.message}: ${JSON.stringify(ready)}\n${output}`);
+    });
+    expect(ready).toMatchObject({ status: 'ready', parked: 0, deadLettered: 0 });
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toMatch(
+      /eggmesh_legacy_applied_total\{source="sap",entity="lay_report",op="upsert"\} \d+/,
+    );
+    expect(metrics).toMatch(/eggmesh_legacy_lag_seconds_count\{topic="[^"]+\.sap\.zafru_lege"\} \d+/);
+    for (const [entity] of keys) {
+      expect(ours(entity, await clean(entity)), entity).toEqual([...(expected.get(entity) ?? [])].sort());
+    }
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
     await economy.end();
   }, 900_000);
 });
