@@ -20,6 +20,7 @@ const workspaceSources = [
   ['@eggmesh/read-api', 'services/read-api/src/index.ts'],
   ['@eggmesh/projector', 'services/projector/src/index.ts'],
   ['@eggmesh/relay', 'services/relay/src/index.ts'],
+  ['@eggmesh/legacy-sync', 'services/legacy-sync/src/index.ts'],
 ] as const;
 
 const testDirs = ['packages/*/test', 'services/*/test', 'perf/test'];

@@ -3,9 +3,9 @@
 # (root with apt-get: Debian/Ubuntu, as on CI): Java 17+ and Maven for the MongoDB-wire test server,
 # python3 with venv for schemathesis, Chromium for the GraphiQL browser test, jq and curl for the
 # README examples, HAProxy for the optional HAProxy front door's tests, Go to build FerretDB (the second
-# MongoDB-wire test server). Elsewhere it installs nothing;
-# the callers then say what is missing.
-#   usage: infra/ensure-tools.sh java|python|go|chromium|jq|curl|haproxy [...]
+# MongoDB-wire test server), PostgreSQL for the legacy systems of record (infra/postgres). Elsewhere it
+# installs nothing; the callers then say what is missing.
+#   usage: infra/ensure-tools.sh java|python|go|chromium|jq|curl|haproxy|postgres [...]
 set -uo pipefail
 
 missing=()
@@ -24,6 +24,9 @@ for tool in "$@"; do
       ;;
     chromium)
       command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+      ;;
+    postgres)
+      compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || command -v initdb >/dev/null 2>&1 || missing+=(postgresql)
       ;;
     jq | curl | haproxy)
       command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")

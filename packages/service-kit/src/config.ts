@@ -5,7 +5,14 @@ import { z } from 'zod';
 import { unknownEnvWarnings } from './env-check.js';
 
 /** Where docs/configuration.md lists a setting. */
-export type Section = 'deployment' | 'storage' | 'security' | 'logging' | 'local servers' | 'limits';
+export type Section =
+  | 'deployment'
+  | 'storage'
+  | 'security'
+  | 'logging'
+  | 'local servers'
+  | 'limits'
+  | 'legacy';
 
 /** One environment variable: how its text is read, its default (none: optional) and where it is documented. */
 export interface Setting<T = unknown, D extends string | undefined = string | undefined> {
@@ -154,6 +161,9 @@ export const settings = Object.freeze({
   EGGMESH_HTTP_REQUEST_TIMEOUT_MS: int('limits', 30_000, 1),
   EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS: int('limits', 10_000, 1),
   EGGMESH_HTTP_MAX_CONNECTIONS: int('limits', 4096, 1),
+  LEGACY_SYNC_PORT: int('legacy', 3038, 0, 65_535),
+  EGGMESH_LEGACY_SOURCE: oneOf('legacy', ['sap'], 'sap'),
+  EGGMESH_LEGACY_TOPIC_PREFIX: text('legacy', 'legacy'),
 });
 
 export type SettingName = keyof typeof settings;
@@ -389,6 +399,21 @@ const slices = {
     /** Ports of the MongoDB-wire server and Kafka broker `pnpm start:scaled` starts locally. */
     dev: Object.freeze({ mongodbPort: v.EGGMESH_DEV_MONGODB_PORT, kafkaPort: v.EGGMESH_DEV_KAFKA_PORT }),
   })),
+  legacy: slice(['LEGACY_SYNC_PORT', 'EGGMESH_LEGACY_SOURCE', 'EGGMESH_LEGACY_TOPIC_PREFIX'], (v) => ({
+    /**
+     * The anti-corruption layer (services/legacy-sync): which source it maps and where it reads. Its
+     * consumer group and dead-letter topic are named after the prefix and the source; a child waits
+     * an hour for its parent before it dead-letters as "missing parent".
+     */
+    legacy: Object.freeze({
+      port: v.LEGACY_SYNC_PORT,
+      source: v.EGGMESH_LEGACY_SOURCE,
+      topicPrefix: v.EGGMESH_LEGACY_TOPIC_PREFIX,
+      deadLetterTopic: `${v.EGGMESH_LEGACY_TOPIC_PREFIX}.${v.EGGMESH_LEGACY_SOURCE}.dead-letter`,
+      group: `eggmesh-legacy-sync.${v.EGGMESH_LEGACY_TOPIC_PREFIX}.${v.EGGMESH_LEGACY_SOURCE}`,
+      parkTtlMs: 3_600_000,
+    }),
+  })),
 };
 type Slices = typeof slices;
 type SliceName = keyof Slices;
@@ -416,6 +441,7 @@ export const serviceSlices = Object.freeze({
   relay: ['core', 'ports', 'http', 'storage', 'eventLog'],
   rebuild: ['core', 'storage'],
   seed: ['core', 'upstreams'],
+  'legacy-sync': ['core', 'http', 'storage', 'eventLog', 'upstreams', 'legacy'],
   stack: Object.keys(slices) as SliceName[],
 } as const satisfies Record<string, readonly SliceName[]>);
 export type ServiceName = keyof typeof serviceSlices;

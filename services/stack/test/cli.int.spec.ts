@@ -23,6 +23,7 @@ const entries = [
   { script: undefined, file: 'services/read-api/dist/server.js' },
   { script: undefined, file: 'services/projector/dist/main.js' },
   { script: undefined, file: 'services/relay/dist/main.js' },
+  { script: undefined, file: 'services/legacy-sync/dist/main.js' },
 ] as const;
 
 const dirs: string[] = [];
