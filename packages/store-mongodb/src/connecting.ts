@@ -137,9 +137,10 @@ export class ConnectingPrimaryStore
 
 /** A ReadStore that connects in the background (see Connecting). */
 export class ConnectingReadStore
-  extends Delegating<ReadStore, 'replicaPosition' | 'projectionPosition' | (typeof READS)[number]>([
+  extends Delegating<ReadStore, 'replicaPosition' | 'projectionPosition' | 'query' | (typeof READS)[number]>([
     'replicaPosition',
     'projectionPosition',
+    'query',
     ...READS,
   ])
   implements ReadStore

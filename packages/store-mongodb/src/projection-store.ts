@@ -3,6 +3,7 @@ import { type EntityName, entities } from '@eggmesh/schema';
 import {
   type LoadedProjections,
   type PageOptions,
+  type PlannedQuery,
   type ProjectionCommit,
   type ProjectionDocument,
   type ProjectionKeys,
@@ -10,6 +11,7 @@ import {
   type ProjectionStore,
   type ProjectionWrite,
   projectionKey,
+  type QueryPage,
   type ReadOptions,
   type RelationPageOptions,
   type StoredRecord,
@@ -567,6 +569,9 @@ export class MongoProjectionReader extends MongoEntityReader {
   }
   override list(entity: EntityName, options: PageOptions): Promise<StoredRecord[]> {
     return this.consistent(() => super.list(entity, options));
+  }
+  override query(plan: PlannedQuery): Promise<QueryPage> {
+    return this.consistent(() => super.query(plan));
   }
 }
 

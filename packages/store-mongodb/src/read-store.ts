@@ -1,5 +1,14 @@
 import { type EntityName, entities } from '@eggmesh/schema';
-import type { PageOptions, ReadOptions, ReadStore, RelationPageOptions, StoredRecord } from '@eggmesh/store';
+import {
+  type PageOptions,
+  planQuery,
+  type QueryOptions,
+  type QueryPage,
+  type ReadOptions,
+  type ReadStore,
+  type RelationPageOptions,
+  type StoredRecord,
+} from '@eggmesh/store';
 import type { Db, MongoClient, ReadPreferenceMode } from 'mongodb';
 import { type ConnectOptions, connect } from './client-limits.js';
 import { translated } from './errors.js';
@@ -146,6 +155,10 @@ export class MongoReadStore implements ReadStore {
   }
   list(entity: EntityName, options: PageOptions): Promise<StoredRecord[]> {
     return this.source(entity).list(entity, options);
+  }
+
+  async query(entity: EntityName, options: QueryOptions): Promise<QueryPage> {
+    return this.source(entity).query(planQuery(entity, options));
   }
 
   async close(): Promise<void> {

@@ -16,6 +16,7 @@ import { type EntityName, entities, entityNames } from '@eggmesh/schema';
 import {
   type LoadedProjections,
   type PageOptions,
+  type PlannedQuery,
   type ProjectionCommit,
   type ProjectionDocument,
   type ProjectionKeys,
@@ -23,6 +24,7 @@ import {
   type ProjectionStore,
   type ProjectionWrite,
   projectionKey,
+  type QueryPage,
   type ReadOptions,
   type RelationPageOptions,
   type StoredRecord,
@@ -32,6 +34,7 @@ import {
 import Database, { type Statement } from 'better-sqlite3';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
 import {
+  addMissingColumns,
   type DdlPart,
   tableNames,
   type VersionInsert,
@@ -287,6 +290,7 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
       cacheKib: LIVE_CACHE_KIB,
       ...(synchronous ? { synchronous } : {}),
     });
+    addMissingColumns(this.db, projectionEntities, 'inline');
     this.db.exec(generationDdl());
     this.tables = new VersionTables(this.db, projectionEntities, true);
     this.readCheckpoint = this.db.prepare(READ_CHECKPOINT_SQL).pluck();
@@ -743,6 +747,9 @@ export class ProjectionReader {
   }
   list(entity: EntityName, options: PageOptions): StoredRecord[] {
     return this.refresh()?.list(entity, options) ?? [];
+  }
+  query(plan: PlannedQuery): QueryPage {
+    return this.refresh()?.query(plan) ?? { records: [], totalCount: 0, cursors: [], hasNextPage: false };
   }
 
   close(): void {

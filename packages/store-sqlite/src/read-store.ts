@@ -2,7 +2,16 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type EntityName, entities } from '@eggmesh/schema';
-import type { PageOptions, ReadOptions, ReadStore, RelationPageOptions, StoredRecord } from '@eggmesh/store';
+import {
+  type PageOptions,
+  planQuery,
+  type QueryOptions,
+  type QueryPage,
+  type ReadOptions,
+  type ReadStore,
+  type RelationPageOptions,
+  type StoredRecord,
+} from '@eggmesh/store';
 import { ChangeSignal } from './change-signal.js';
 import { openPrimaryStore, SqlitePrimaryStore } from './primary-store.js';
 import { ProjectionReader } from './projection-store.js';
@@ -121,6 +130,10 @@ export class SqliteReadStore implements ReadStore {
     return this.memoized(entity, options.at, ['list', options.limit, options.after], () =>
       this.source(entity).list(entity, options),
     );
+  }
+
+  async query(entity: EntityName, options: QueryOptions): Promise<QueryPage> {
+    return this.source(entity).query(planQuery(entity, options));
   }
 
   async close(): Promise<void> {

@@ -9,6 +9,31 @@ export {
   type ProjectionWrite,
   projectionKey,
 } from './projection-store.js';
+export {
+  type Comparison,
+  type Condition,
+  compareKey,
+  type Direction,
+  encodeCursor,
+  type FieldCondition,
+  fieldKind,
+  type KeyValue,
+  keyValue,
+  MAX_FIRST,
+  MAX_IN_VALUES,
+  MAX_WHERE_DEPTH,
+  matches,
+  type OrderBy,
+  type PlannedQuery,
+  planQuery,
+  type QueryOptions,
+  type QueryPage,
+  queryInMemory,
+  type Scalar,
+  type SortKey,
+  sortKeys,
+  type Where,
+} from './query.js';
 export type { ReadStore } from './read-store.js';
 export type {
   CommitResult,

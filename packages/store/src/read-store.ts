@@ -1,3 +1,5 @@
+import type { EntityName } from '@eggmesh/schema';
+import type { QueryOptions, QueryPage } from './query.js';
 import type { EntityReader } from './types.js';
 
 /** What the read-api (and the write-api's REST reads of projections) need. */
@@ -11,6 +13,12 @@ export interface ReadStore extends EntityReader {
    * x-min-position wait instead of polling every few ms.
    */
   changed(timeoutMs: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * A page of the rows matching a filter, in a sort order (tie-broken by id), after a cursor, with
+   * the total count; as of `at` when given. The adapter compiles filter, order and cursor for its
+   * storage (SQL, a MongoDB filter) and reads only the page and the count.
+   */
+  query(entity: EntityName, options: QueryOptions): Promise<QueryPage>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

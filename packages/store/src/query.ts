@@ -1,0 +1,320 @@
+import { type EntityName, entities, type FieldKind } from '@eggmesh/schema';
+import { StoreError, storeErrorCodes } from './errors.js';
+import type { ReadOptions, StoredRecord } from './types.js';
+
+/** A value a condition compares with: text for ids, enums, strings, dates and timestamps; a number for numbers. */
+export type Scalar = string | number;
+
+/** The comparisons of one field; several in one object all hold (`{ gte: 1, lt: 5 }`). */
+export interface FieldCondition {
+  readonly eq?: Scalar | undefined;
+  readonly in?: readonly Scalar[] | undefined;
+  readonly gt?: Scalar | undefined;
+  readonly gte?: Scalar | undefined;
+  readonly lt?: Scalar | undefined;
+  readonly lte?: Scalar | undefined;
+}
+
+/**
+ * A filter as clients write it: one key per field (`{ zone: { eq: 'north' } }`), and `and`, `or`,
+ * `not` to combine filters. All keys of one object hold together. A comparison on a field a row
+ * does not have is false (so `not` of it is true).
+ */
+export interface Where {
+  readonly and?: readonly Where[] | undefined;
+  readonly or?: readonly Where[] | undefined;
+  readonly not?: Where | undefined;
+  readonly [field: string]: FieldCondition | readonly Where[] | Where | undefined;
+}
+
+export type Direction = 'ASC' | 'DESC';
+
+/** One sort key. Missing values sort before every value ascending, after every value descending. */
+export interface OrderBy {
+  readonly field: string;
+  readonly direction: Direction;
+}
+
+export interface QueryOptions extends ReadOptions {
+  readonly where?: Where | undefined;
+  /** Sort keys in order; `id` ascending always ends the order (the tie-break). */
+  readonly orderBy?: readonly OrderBy[] | undefined;
+  /** At most this many rows. */
+  readonly first: number;
+  /** A cursor from an earlier page of the same query: the rows after that row. */
+  readonly after?: string | undefined;
+}
+
+export interface QueryPage {
+  readonly records: StoredRecord[];
+  /** How many rows match the filter (every page, not just this one). */
+  readonly totalCount: number;
+  /** The cursor of each record, in order. */
+  readonly cursors: string[];
+  readonly hasNextPage: boolean;
+}
+
+export type Comparison = 'eq' | 'in' | 'gt' | 'gte' | 'lt' | 'lte';
+
+/** A filter checked against the catalogue, with timestamps as epoch ms: what adapters compile. */
+export type Condition =
+  | { readonly op: 'and' | 'or'; readonly of: readonly Condition[] }
+  | { readonly op: 'not'; readonly of: Condition }
+  | {
+      readonly op: Comparison;
+      readonly field: string;
+      readonly kind: FieldKind | 'id';
+      readonly value: Scalar | readonly Scalar[];
+    };
+
+/** A sort key checked against the catalogue; `id` ascending is always last. */
+export interface SortKey {
+  readonly field: string;
+  readonly kind: FieldKind | 'id';
+  readonly direction: Direction;
+}
+
+/** A value of the sort key of a row (null: the row has none). */
+export type KeyValue = Scalar | null;
+
+/** A query the adapters run: checked, normalized, its cursor decoded. */
+export interface PlannedQuery {
+  readonly entity: EntityName;
+  readonly where: Condition;
+  readonly sort: readonly SortKey[];
+  readonly first: number;
+  /** The sort key values of the row the page starts after (one per sort key, id last). */
+  readonly after: readonly KeyValue[] | undefined;
+  readonly at: number | undefined;
+}
+
+const comparisons: readonly Comparison[] = ['eq', 'in', 'gt', 'gte', 'lt', 'lte'];
+const ranges = new Set<Comparison>(['gt', 'gte', 'lt', 'lte']);
+
+const invalid = (message: string, entity: EntityName): StoreError =>
+  new StoreError(storeErrorCodes.INVALID_QUERY, message, { entity });
+
+/** The kind of a queryable field of `entity` (`id` for the id), or an INVALID_QUERY error. */
+export function fieldKind(entity: EntityName, field: string): FieldKind | 'id' {
+  if (field === 'id') return 'id';
+  const kind = Object.hasOwn(entities[entity].queryFields, field)
+    ? entities[entity].queryFields[field]
+    : undefined;
+  if (!kind) throw invalid(`${entity} cannot be filtered or sorted by ${field}`, entity);
+  return kind;
+}
+
+/** A timestamp as epoch ms; a value of another kind as it is, after checking its type. */
+function normalizeValue(entity: EntityName, field: string, kind: FieldKind | 'id', value: unknown): Scalar {
+  if (kind === 'number') {
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      throw invalid(`${entity}.${field} compares with numbers`, entity);
+    }
+    return value;
+  }
+  if (typeof value !== 'string') throw invalid(`${entity}.${field} compares with text`, entity);
+  if (kind === 'timestamp') {
+    const ms = Date.parse(value);
+    if (!Number.isFinite(ms) || !/^\d{4}-\d\d-\d\dT/.test(value)) {
+      throw invalid(
+        `${entity}.${field} compares with ISO-8601 date-times, not ${JSON.stringify(value)}`,
+        entity,
+      );
+    }
+    return ms;
+  }
+  return value;
+}
+
+/** Most values one `in` may list. */
+export const MAX_IN_VALUES = 500;
+/** Deepest nesting of and/or/not. */
+export const MAX_WHERE_DEPTH = 8;
+
+function condition(entity: EntityName, where: Where | undefined, depth: number): Condition {
+  if (depth > MAX_WHERE_DEPTH) throw invalid(`a filter nests deeper than ${MAX_WHERE_DEPTH}`, entity);
+  const all: Condition[] = [];
+  for (const [key, value] of Object.entries(where ?? {})) {
+    if (value === undefined || value === null) continue;
+    if (key === 'and' || key === 'or') {
+      const list = value as readonly Where[];
+      if (!Array.isArray(list)) throw invalid(`${key} takes a list of filters`, entity);
+      all.push({ op: key, of: list.map((w) => condition(entity, w, depth + 1)) });
+      continue;
+    }
+    if (key === 'not') {
+      all.push({ op: 'not', of: condition(entity, value as Where, depth + 1) });
+      continue;
+    }
+    const kind = fieldKind(entity, key);
+    for (const [op, operand] of Object.entries(value as FieldCondition)) {
+      if (operand === undefined || operand === null) continue;
+      if (!comparisons.includes(op as Comparison))
+        throw invalid(`unknown comparison ${op} on ${key}`, entity);
+      if (ranges.has(op as Comparison) && kind !== 'number' && kind !== 'timestamp' && kind !== 'date') {
+        throw invalid(`${entity}.${key} takes eq and in, not ranges`, entity);
+      }
+      if (op === 'in') {
+        if (!Array.isArray(operand)) throw invalid(`in on ${key} takes a list`, entity);
+        if (operand.length > MAX_IN_VALUES) throw invalid(`in takes at most ${MAX_IN_VALUES} values`, entity);
+        const values = operand.map((v: unknown) => normalizeValue(entity, key, kind, v));
+        all.push({ op: 'in', field: key, kind, value: values });
+      } else {
+        all.push({
+          op: op as Comparison,
+          field: key,
+          kind,
+          value: normalizeValue(entity, key, kind, operand),
+        });
+      }
+    }
+  }
+  return all.length === 1 ? (all[0] as Condition) : { op: 'and', of: all };
+}
+
+/** The sort keys of `orderBy`, ending with `id` ascending (dropped from `orderBy` where it is repeated). */
+export function sortKeys(entity: EntityName, orderBy: readonly OrderBy[] | undefined): SortKey[] {
+  const keys: SortKey[] = [];
+  for (const { field, direction } of orderBy ?? []) {
+    if (direction !== 'ASC' && direction !== 'DESC') throw invalid(`sort direction ${direction}`, entity);
+    const kind = fieldKind(entity, field);
+    if (field === 'id') {
+      keys.push({ field, kind, direction });
+      return keys;
+    }
+    if (keys.some((k) => k.field === field)) throw invalid(`${field} is sorted by twice`, entity);
+    keys.push({ field, kind, direction });
+  }
+  keys.push({ field: 'id', kind: 'id', direction: 'ASC' });
+  return keys;
+}
+
+/** The value of a sort or filter field of a row, as adapters compare it (timestamps as epoch ms). */
+export function keyValue(record: StoredRecord, field: string, kind: FieldKind | 'id'): KeyValue {
+  if (field === 'id') return record.id;
+  const value = record.payload[field];
+  if (value === undefined || value === null) return null;
+  if (kind === 'timestamp') return Date.parse(value as string);
+  return value as Scalar;
+}
+
+/** An opaque cursor: the sort key values of a row (with its id), base64url JSON. */
+export function encodeCursor(sort: readonly SortKey[], record: StoredRecord): string {
+  const values = sort.map((k) => keyValue(record, k.field, k.kind));
+  return Buffer.from(
+    JSON.stringify([sort.map((k) => `${k.field}:${k.direction}`).join(','), values]),
+  ).toString('base64url');
+}
+
+function decodeCursor(entity: EntityName, sort: readonly SortKey[], cursor: string): KeyValue[] {
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid('after is not a cursor of this list', entity);
+  }
+  const signature = sort.map((k) => `${k.field}:${k.direction}`).join(',');
+  if (
+    !Array.isArray(decoded) ||
+    decoded[0] !== signature ||
+    !Array.isArray(decoded[1]) ||
+    decoded[1].length !== sort.length
+  ) {
+    throw invalid('after is a cursor of another order or list', entity);
+  }
+  const values = decoded[1] as unknown[];
+  sort.forEach((k, i) => {
+    const v = values[i];
+    const ok =
+      (v === null && k.field !== 'id') ||
+      (k.kind === 'number' || k.kind === 'timestamp' ? typeof v === 'number' : typeof v === 'string');
+    if (!ok) throw invalid('after is not a cursor of this list', entity);
+  });
+  return values as KeyValue[];
+}
+
+/** Most rows one page may ask for. */
+export const MAX_FIRST = 1000;
+
+/** Checks a query against the catalogue and decodes its cursor: every adapter runs the result. */
+export function planQuery(entity: EntityName, options: QueryOptions): PlannedQuery {
+  if (!Number.isInteger(options.first) || options.first < 0 || options.first > MAX_FIRST) {
+    throw invalid(`first takes 0 to ${MAX_FIRST}`, entity);
+  }
+  const sort = sortKeys(entity, options.orderBy);
+  return {
+    entity,
+    where: condition(entity, options.where, 0),
+    sort,
+    first: options.first,
+    after: options.after === undefined ? undefined : decodeCursor(entity, sort, options.after),
+    at: options.at,
+  };
+}
+
+/** `a` before `b` in the order of one key: missing values first ascending, last descending. */
+export function compareKey(a: KeyValue, b: KeyValue, direction: Direction): number {
+  const raw = a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1;
+  return direction === 'ASC' ? raw : -raw;
+}
+
+/** Whether a row matches a planned filter: the reference semantics every adapter's compilation follows. */
+export function matches(record: StoredRecord, where: Condition): boolean {
+  switch (where.op) {
+    case 'and':
+      return where.of.every((c) => matches(record, c));
+    case 'or':
+      return where.of.some((c) => matches(record, c));
+    case 'not':
+      return !matches(record, where.of);
+    default: {
+      const value = keyValue(record, where.field, where.kind);
+      if (value === null) return false;
+      const operand = where.value;
+      if (where.op === 'in') return (operand as readonly Scalar[]).includes(value);
+      if (typeof value !== typeof operand) return false;
+      const other = operand as Scalar;
+      return where.op === 'eq'
+        ? value === other
+        : where.op === 'gt'
+          ? value > other
+          : where.op === 'gte'
+            ? value >= other
+            : where.op === 'lt'
+              ? value < other
+              : value <= other;
+    }
+  }
+}
+
+/**
+ * A query answered over rows in memory: the reference the contract and property tests compare the
+ * adapters with (never the serving path: adapters compile the query for their storage).
+ */
+export function queryInMemory(rows: readonly StoredRecord[], plan: PlannedQuery): QueryPage {
+  const order = (a: StoredRecord, b: StoredRecord): number => {
+    for (const k of plan.sort) {
+      const c = compareKey(keyValue(a, k.field, k.kind), keyValue(b, k.field, k.kind), k.direction);
+      if (c !== 0) return c;
+    }
+    return 0;
+  };
+  const matching = rows.filter((r) => matches(r, plan.where)).sort(order);
+  const after = plan.after;
+  const rest = after
+    ? matching.filter((r) => {
+        for (const [i, k] of plan.sort.entries()) {
+          const c = compareKey(keyValue(r, k.field, k.kind), after[i] as KeyValue, k.direction);
+          if (c !== 0) return c > 0;
+        }
+        return false;
+      })
+    : matching;
+  const records = rest.slice(0, plan.first);
+  return {
+    records,
+    totalCount: matching.length,
+    cursors: records.map((r) => encodeCursor(plan.sort, r)),
+    hasNextPage: rest.length > records.length,
+  };
+}
