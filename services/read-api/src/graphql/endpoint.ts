@@ -1,5 +1,5 @@
 import type { Authenticator, ConfigOf } from '@eggmesh/service-kit';
-import type { EntityReader } from '@eggmesh/store';
+import type { EntityReader, ReadStore as PortReadStore } from '@eggmesh/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import mercurius, { type IResolvers, type MercuriusContext } from 'mercurius';
 import {
@@ -25,7 +25,7 @@ import { isJson } from './json-source.js';
  * What the GraphQL endpoints read from: entities and projections, how far each has come in the log and
  * when that moves (the `ReadStore` port without its lifecycle).
  */
-export type ReadStore = EntityReader & Positions;
+export type ReadStore = EntityReader & Positions & Pick<PortReadStore, 'query'>;
 
 export interface EndpointOptions {
   readonly path: string;

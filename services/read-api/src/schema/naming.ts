@@ -10,6 +10,8 @@ export interface UnifiedNames {
   readonly single: string;
   /** All rows, e.g. `farms`. */
   readonly list: string;
+  /** The connection with filter, order, cursor and count, e.g. `farmsConnection`. */
+  readonly connection: string;
   /** One per `getBy…` filter, e.g. `getByZone` → `farmsByZone`. */
   readonly filters: ReadonlyMap<string, string>;
 }
@@ -20,6 +22,7 @@ export function unifiedNames(entity: EntityName, filters: readonly FilterQuery[]
   return {
     single,
     list,
+    connection: `${list}Connection`,
     filters: new Map(filters.map((f) => [f.query, `${list}${f.query.replace(/^get/, '')}`])),
   };
 }

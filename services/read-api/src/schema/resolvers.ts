@@ -1,6 +1,6 @@
 import { type EntityName, entities, entityNames, relationsOf } from '@eggmesh/schema';
 import type { GraphQLResolveInfo } from 'graphql';
-import { checkId, type Node, type PageArgs, type ReadContext } from '../read-context.js';
+import { type ConnectionArgs, checkId, type Node, type PageArgs, type ReadContext } from '../read-context.js';
 import { unifiedNames } from './naming.js';
 import { safeIntScalar } from './safe-int.js';
 import { reachableFrom } from './sdl.js';
@@ -40,6 +40,8 @@ const lowerId = (id: string | null | undefined) => {
 interface RootNames {
   readonly single: string;
   readonly list: string;
+  /** The connection field (unified schema only). */
+  readonly connection?: string;
   readonly filter: (query: string) => string;
 }
 
@@ -48,6 +50,10 @@ function rootResolvers(entity: EntityName, names: RootNames): Record<string, Res
     [names.single]: (_root, args, context) => context.read.byId(entity, lowerId(args.id), args.at),
     [names.list]: (_root, args, context) => context.read.all(entity, args),
   };
+  if (names.connection) {
+    fields[names.connection] = (_root, args, context) =>
+      context.read.connection(entity, args as ConnectionArgs);
+  }
   for (const filter of entities[entity].filters) {
     fields[names.filter(filter.query)] = (_root, args, context) =>
       context.read.filter(
