@@ -137,12 +137,10 @@ export class ConnectingPrimaryStore
 
 /** A ReadStore that connects in the background (see Connecting). */
 export class ConnectingReadStore
-  extends Delegating<ReadStore, 'replicaPosition' | 'projectionPosition' | 'query' | (typeof READS)[number]>([
-    'replicaPosition',
-    'projectionPosition',
-    'query',
-    ...READS,
-  ])
+  extends Delegating<
+    ReadStore,
+    'replicaPosition' | 'projectionPosition' | 'query' | 'aggregate' | (typeof READS)[number]
+  >(['replicaPosition', 'projectionPosition', 'query', 'aggregate', ...READS])
   implements ReadStore
 {
   async changed(timeoutMs: number, signal?: AbortSignal): Promise<void> {

@@ -1,10 +1,16 @@
+import type { EntityName } from '@eggmesh/schema';
 import {
+  type AggregateGroup,
+  bucketOffsets,
+  bucketSizes,
   type Condition,
   encodeCursor,
   fieldKind,
   type KeyValue,
+  type PlannedAggregate,
   type PlannedQuery,
   type QueryPage,
+  tooManyGroups,
 } from '@eggmesh/store';
 import type { Collection, Document } from 'mongodb';
 import type { CurrentDoc, VersionDoc } from './reader.js';
@@ -14,7 +20,7 @@ import type { CurrentDoc, VersionDoc } from './reader.js';
  * is compared as the instant it names, computed into `_k` (clients write timestamps with any offset,
  * so their text does not sort in time); every other field is read from the payload.
  */
-function pathOf(plan: PlannedQuery, field: string): string {
+function pathOf(plan: { readonly entity: EntityName }, field: string): string {
   if (field === 'id') return '_id';
   return fieldKind(plan.entity, field) === 'timestamp' ? `_k.${field}` : `payload.${field}`;
 }
@@ -44,7 +50,7 @@ function timestampFields(plan: PlannedQuery): string[] {
 const NOTHING: Document = { $nor: [{}] };
 
 /** A planned condition as a MongoDB filter; a comparison on a missing field is false, `$nor` negates. */
-export function compileFilter(plan: PlannedQuery, where: Condition = plan.where): Document {
+export function compileFilter(plan: { readonly entity: EntityName }, where: Condition): Document {
   switch (where.op) {
     case 'and':
       return where.of.length === 0 ? {} : { $and: where.of.map((c) => compileFilter(plan, c)) };
@@ -86,7 +92,7 @@ function compileSeek(plan: PlannedQuery): Document {
  * newest version of each id (shaped like a current document) when it is live; then the instants of
  * the timestamps the query uses.
  */
-function sourceStages(plan: PlannedQuery): Document[] {
+function sourceStages(plan: { readonly at: number | undefined }, timestamps: readonly string[]): Document[] {
   const stages: Document[] =
     plan.at === undefined
       ? [{ $match: { deleted: false } }]
@@ -103,7 +109,6 @@ function sourceStages(plan: PlannedQuery): Document[] {
           },
           { $match: { deleted: false } },
         ];
-  const timestamps = timestampFields(plan);
   if (timestamps.length > 0) {
     // A nested document, not dotted keys: the test server takes `_k.f` in $addFields as a field name.
     stages.push({
@@ -123,7 +128,10 @@ export async function runQuery(
   const collection = (plan.at === undefined
     ? collections.current
     : collections.versions) as unknown as Collection;
-  const filtered = [...sourceStages(plan), { $match: compileFilter(plan) }];
+  const filtered = [
+    ...sourceStages(plan, timestampFields(plan)),
+    { $match: compileFilter(plan, plan.where) },
+  ];
   const sort = Object.fromEntries(
     plan.sort.map((k) => [pathOf(plan, k.field), k.direction === 'ASC' ? 1 : -1]),
   );
@@ -146,4 +154,62 @@ export async function runQuery(
     cursors: records.map((r) => encodeCursor(plan.sort, r)),
     hasNextPage: docs.length > plan.first,
   };
+}
+
+/** Runs a planned aggregate as one pipeline ending in $group and $sort, at most maxGroups + 1 groups read. */
+export async function runAggregate(
+  plan: PlannedAggregate,
+  collections: { current: Collection<CurrentDoc>; versions: Collection<VersionDoc> },
+): Promise<AggregateGroup[]> {
+  const collection = (plan.at === undefined
+    ? collections.current
+    : collections.versions) as unknown as Collection;
+  const timestamps = [...fieldsOf(plan.where, new Set(plan.bucket ? [plan.bucket.field] : []))].filter(
+    (f) => f !== 'id' && fieldKind(plan.entity, f) === 'timestamp',
+  );
+  const id: Document = Object.fromEntries(plan.groupBy.map((f, i) => [`g${i}`, `$${pathOf(plan, f)}`]));
+  if (plan.bucket) {
+    const t = `$${pathOf(plan, plan.bucket.field)}`;
+    const size = bucketSizes[plan.bucket.unit];
+    const offset = bucketOffsets[plan.bucket.unit];
+    id.b = {
+      $subtract: [t, { $mod: [{ $add: [{ $mod: [{ $subtract: [t, offset] }, size] }, size] }, size] }],
+    };
+  }
+  const accumulators: Document = { count: { $sum: 1 } };
+  plan.fields.forEach((f, i) => {
+    const value = `$payload.${f}`;
+    accumulators[`s${i}`] = { $sum: value };
+    accumulators[`n${i}`] = { $min: value };
+    accumulators[`x${i}`] = { $max: value };
+    accumulators[`a${i}`] = { $avg: value };
+  });
+  const sort: Document = Object.fromEntries(plan.groupBy.map((_, i) => [`_id.g${i}`, 1]));
+  if (plan.bucket) sort['_id.b'] = 1;
+  const docs = await collection
+    .aggregate<Document>([
+      ...sourceStages(plan, timestamps),
+      { $match: compileFilter(plan, plan.where) },
+      { $group: { _id: id, ...accumulators } },
+      ...(Object.keys(sort).length ? [{ $sort: sort }] : []),
+      { $limit: plan.maxGroups + 1 },
+    ])
+    .toArray();
+  if (docs.length > plan.maxGroups) throw tooManyGroups(plan);
+  const number = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+  return docs.map((doc) => {
+    const per = (prefix: string) =>
+      Object.fromEntries(plan.fields.map((f, i) => [f, number(doc[`${prefix}${i}`])]));
+    return {
+      keys: Object.fromEntries(
+        plan.groupBy.map((f, i) => [f, (doc._id?.[`g${i}`] as string | undefined) ?? null]),
+      ),
+      bucket: plan.bucket ? number(doc._id?.b) : null,
+      count: doc.count as number,
+      sum: Object.fromEntries(plan.fields.map((f, i) => [f, number(doc[`s${i}`]) ?? 0])),
+      min: per('n'),
+      max: per('x'),
+      avg: per('a'),
+    };
+  });
 }

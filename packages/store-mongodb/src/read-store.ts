@@ -1,6 +1,9 @@
 import { type EntityName, entities } from '@eggmesh/schema';
 import {
+  type AggregateGroup,
+  type AggregateOptions,
   type PageOptions,
+  planAggregate,
   planQuery,
   type QueryOptions,
   type QueryPage,
@@ -159,6 +162,10 @@ export class MongoReadStore implements ReadStore {
 
   async query(entity: EntityName, options: QueryOptions): Promise<QueryPage> {
     return this.source(entity).query(planQuery(entity, options));
+  }
+
+  async aggregate(entity: EntityName, options: AggregateOptions): Promise<AggregateGroup[]> {
+    return this.entities.aggregate(planAggregate(entity, options));
   }
 
   async close(): Promise<void> {

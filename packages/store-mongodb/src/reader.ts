@@ -1,7 +1,9 @@
 import { type EntityName, entities, entityNames } from '@eggmesh/schema';
 import {
+  type AggregateGroup,
   type EntityReader,
   type PageOptions,
+  type PlannedAggregate,
   type PlannedQuery,
   type QueryPage,
   type ReadOptions,
@@ -12,7 +14,7 @@ import {
 } from '@eggmesh/store';
 import type { Collection, Db, Filter } from 'mongodb';
 import { translated } from './errors.js';
-import { runQuery } from './query.js';
+import { runAggregate, runQuery } from './query.js';
 
 /** The entities the primary holds: everything clients write (projections live elsewhere). */
 export const primaryEntities: readonly EntityName[] = entityNames.filter(
@@ -171,6 +173,11 @@ export class MongoEntityReader implements EntityReader {
   /** A planned list query as aggregation pipelines (see `runQuery`). */
   query(plan: PlannedQuery): Promise<QueryPage> {
     return translated(() => runQuery(plan, this.collections(plan.entity)));
+  }
+
+  /** A planned aggregate as one aggregation pipeline (see `runAggregate`). */
+  aggregate(plan: PlannedAggregate): Promise<AggregateGroup[]> {
+    return translated(() => runAggregate(plan, this.collections(plan.entity)));
   }
 
   list(entity: EntityName, options: PageOptions): Promise<StoredRecord[]> {

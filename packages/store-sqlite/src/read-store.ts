@@ -3,7 +3,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type EntityName, entities } from '@eggmesh/schema';
 import {
+  type AggregateGroup,
+  type AggregateOptions,
   type PageOptions,
+  planAggregate,
   planQuery,
   type QueryOptions,
   type QueryPage,
@@ -134,6 +137,11 @@ export class SqliteReadStore implements ReadStore {
 
   async query(entity: EntityName, options: QueryOptions): Promise<QueryPage> {
     return this.source(entity).query(planQuery(entity, options));
+  }
+
+  async aggregate(entity: EntityName, options: AggregateOptions): Promise<AggregateGroup[]> {
+    // Aggregates are over events, which the primary holds.
+    return this.primary.sync.aggregate(planAggregate(entity, options));
   }
 
   async close(): Promise<void> {

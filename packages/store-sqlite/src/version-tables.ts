@@ -1,10 +1,14 @@
 import { type EntityName, entities } from '@eggmesh/schema';
 import {
+  type AggregateGroup,
+  bucketOffsets,
+  bucketSizes,
   type Condition,
   type EntityReader,
   encodeCursor,
   type KeyValue,
   type PageOptions,
+  type PlannedAggregate,
   type PlannedQuery,
   type QueryPage,
   type ReadOptions,
@@ -12,6 +16,7 @@ import {
   type StoredRecord,
   StoreError,
   storeErrorCodes,
+  tooManyGroups,
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
 import { quote, type SqliteDatabase } from './database.js';
@@ -443,21 +448,7 @@ export class VersionTables {
    * the page (and one row more, to tell whether another page follows), another the count.
    */
   query(plan: PlannedQuery): QueryPage {
-    const { entity } = plan;
-    const t = this.of(entity);
-    const { versions, current } = tableNames(entity);
-    const alias = plan.at === undefined ? 'c' : 'v';
-    const from =
-      plan.at === undefined
-        ? t.layout === 'inline'
-          ? `FROM ${current} c`
-          : `FROM ${current} c JOIN ${versions} p ON p.seq = c.version`
-        : `FROM ${versions} v WHERE v.created_at <= ? AND v.deleted = 0 AND v.created_at = (SELECT max(w.created_at) FROM ${versions} w WHERE w.id = v.id AND w.created_at <= ?)`;
-    const payload = plan.at === undefined ? (t.layout === 'inline' ? 'c.payload' : 'p.payload') : 'v.payload';
-    const base: unknown[] = plan.at === undefined ? [] : [plan.at, plan.at];
-    const join = plan.at === undefined ? 'WHERE' : 'AND';
-    const column = (field: string) =>
-      field === 'id' || field === entities[entity].projectionKey ? `${alias}.id` : `${alias}.${quote(field)}`;
+    const { alias, from, payload, base, join, column } = this.source(plan.entity, plan.at);
     const filterParams: unknown[] = [];
     const filter = compileCondition(plan.where, false, column, filterParams);
     const seekParams: unknown[] = [];
@@ -478,6 +469,76 @@ export class VersionTables {
       cursors: records.map((r) => encodeCursor(plan.sort, r)),
       hasNextPage: rows.length > plan.first,
     };
+  }
+
+  /**
+   * What a query reads: the current rows (with their payloads), or at a time the newest version of
+   * each id when it is live; `column` names a field's indexed column there.
+   */
+  private source(entity: EntityName, at: number | undefined) {
+    const t = this.of(entity);
+    const { versions, current } = tableNames(entity);
+    const alias = at === undefined ? 'c' : 'v';
+    const from =
+      at === undefined
+        ? t.layout === 'inline'
+          ? `FROM ${current} c`
+          : `FROM ${current} c JOIN ${versions} p ON p.seq = c.version`
+        : `FROM ${versions} v WHERE v.created_at <= ? AND v.deleted = 0 AND v.created_at = (SELECT max(w.created_at) FROM ${versions} w WHERE w.id = v.id AND w.created_at <= ?)`;
+    const payload = at === undefined ? (t.layout === 'inline' ? 'c.payload' : 'p.payload') : 'v.payload';
+    const column = (field: string) =>
+      field === 'id' || field === entities[entity].projectionKey ? `${alias}.id` : `${alias}.${quote(field)}`;
+    return {
+      alias,
+      from,
+      payload,
+      base: at === undefined ? [] : [at, at],
+      join: at === undefined ? 'WHERE' : 'AND',
+      column,
+    };
+  }
+
+  /** A planned aggregate as one GROUP BY statement over the indexed columns (at most maxGroups + 1 groups read). */
+  aggregate(plan: PlannedAggregate): AggregateGroup[] {
+    const { from, base, join, column } = this.source(plan.entity, plan.at);
+    const params: unknown[] = [];
+    const filter = compileCondition(plan.where, false, column, params);
+    const keys = plan.groupBy.map(column);
+    if (plan.bucket) {
+      const t = column(plan.bucket.field);
+      const size = bucketSizes[plan.bucket.unit];
+      const offset = bucketOffsets[plan.bucket.unit];
+      keys.push(`${t} - (((${t} - ${offset}) % ${size}) + ${size}) % ${size}`);
+    }
+    const metrics = plan.fields.flatMap((f) => {
+      const col = column(f);
+      return [`coalesce(sum(${col}), 0)`, `min(${col})`, `max(${col})`, `avg(${col})`];
+    });
+    const select = [...keys, 'count(*)', ...metrics].join(', ');
+    // Without keys SQL answers one row even over no rows: no rows make no group, as on MongoDB.
+    const positions = keys.map((_, i) => i + 1).join(', ');
+    const grouping = keys.length ? ` GROUP BY ${positions} ORDER BY ${positions}` : ' HAVING count(*) > 0';
+    const rows = this.statement(
+      `SELECT ${select} ${from} ${join} (${filter})${grouping} LIMIT CAST(? AS INTEGER)`,
+    )
+      .raw(true)
+      .all(...base, ...params, plan.maxGroups + 1) as unknown[][];
+    if (rows.length > plan.maxGroups) throw tooManyGroups(plan);
+    const groupCount = plan.groupBy.length;
+    const first = keys.length + 1;
+    return rows.map((row) => {
+      const per = (offset: number) =>
+        Object.fromEntries(plan.fields.map((f, i) => [f, row[first + i * 4 + offset] as number | null]));
+      return {
+        keys: Object.fromEntries(plan.groupBy.map((f, i) => [f, row[i] as string | null])),
+        bucket: plan.bucket ? (row[groupCount] as number | null) : null,
+        count: row[keys.length] as number,
+        sum: per(0) as Record<string, number>,
+        min: per(1),
+        max: per(2),
+        avg: per(3),
+      };
+    });
   }
 
   /** Prepared statements of compiled queries, by their SQL (the same query shape reuses its plan). */

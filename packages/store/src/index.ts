@@ -10,8 +10,16 @@ export {
   projectionKey,
 } from './projection-store.js';
 export {
+  type AggregateGroup,
+  type AggregateOptions,
+  aggregateInMemory,
+  type BucketUnit,
+  bucketOffsets,
+  bucketSizes,
+  bucketStart,
   type Comparison,
   type Condition,
+  compareGroups,
   compareKey,
   type Direction,
   encodeCursor,
@@ -24,7 +32,9 @@ export {
   MAX_WHERE_DEPTH,
   matches,
   type OrderBy,
+  type PlannedAggregate,
   type PlannedQuery,
+  planAggregate,
   planQuery,
   type QueryOptions,
   type QueryPage,
@@ -32,6 +42,7 @@ export {
   type Scalar,
   type SortKey,
   sortKeys,
+  tooManyGroups,
   type Where,
 } from './query.js';
 export type { ReadStore } from './read-store.js';

@@ -318,3 +318,139 @@ export function queryInMemory(rows: readonly StoredRecord[], plan: PlannedQuery)
     hasNextPage: rest.length > records.length,
   };
 }
+
+/** Time buckets of an aggregate: hours, days, and weeks starting Monday 00:00 UTC. */
+export type BucketUnit = 'hour' | 'day' | 'week';
+
+export const bucketSizes: Readonly<Record<BucketUnit, number>> = {
+  hour: 3_600_000,
+  day: 86_400_000,
+  week: 7 * 86_400_000,
+};
+
+/** Where buckets start, as an offset from the epoch: 1970-01-05 was a Monday. */
+export const bucketOffsets: Readonly<Record<BucketUnit, number>> = { hour: 0, day: 0, week: 4 * 86_400_000 };
+
+/** The start (epoch ms) of the bucket holding `ms`. */
+export function bucketStart(ms: number, unit: BucketUnit): number {
+  const size = bucketSizes[unit];
+  return ms - ((((ms - bucketOffsets[unit]) % size) + size) % size);
+}
+
+export interface AggregateOptions extends ReadOptions {
+  readonly where?: Where | undefined;
+  /** Text fields (ids, enums, strings, dates) whose values form the groups. */
+  readonly groupBy?: readonly string[] | undefined;
+  /** Also groups by the time bucket of a timestamp field. */
+  readonly bucket?: { readonly field: string; readonly unit: BucketUnit } | undefined;
+  /** The numeric fields whose sum, min, max and avg every group carries (count always). */
+  readonly fields?: readonly string[] | undefined;
+  /** At most this many groups; more is INVALID_QUERY (narrow the filter). */
+  readonly maxGroups: number;
+}
+
+export interface AggregateGroup {
+  /** The group's value of each `groupBy` field (null: rows without it). */
+  readonly keys: Readonly<Record<string, string | null>>;
+  /** The bucket's start (epoch ms) when bucketed. */
+  readonly bucket: number | null;
+  readonly count: number;
+  /** Per field: its sum (0 over no values), min, max and avg (null over no values). */
+  readonly sum: Readonly<Record<string, number>>;
+  readonly min: Readonly<Record<string, number | null>>;
+  readonly max: Readonly<Record<string, number | null>>;
+  readonly avg: Readonly<Record<string, number | null>>;
+}
+
+export interface PlannedAggregate {
+  readonly entity: EntityName;
+  readonly where: Condition;
+  readonly groupBy: readonly string[];
+  readonly bucket: { readonly field: string; readonly unit: BucketUnit } | undefined;
+  readonly fields: readonly string[];
+  readonly maxGroups: number;
+  readonly at: number | undefined;
+}
+
+/** Checks an aggregate against the catalogue: events only, groups on text fields, sums on numbers. */
+export function planAggregate(entity: EntityName, options: AggregateOptions): PlannedAggregate {
+  if (entities[entity].kind !== 'event')
+    throw invalid(`aggregates are over events; ${entity} is not one`, entity);
+  const groupBy = [...new Set(options.groupBy ?? [])];
+  for (const field of groupBy) {
+    const kind = fieldKind(entity, field);
+    if (kind === 'number' || kind === 'timestamp') {
+      throw invalid(`${entity} groups by text fields; ${field} is a ${kind} (bucket timestamps)`, entity);
+    }
+  }
+  const fields = [...new Set(options.fields ?? [])];
+  for (const field of fields) {
+    if (fieldKind(entity, field) !== 'number') throw invalid(`${entity}.${field} is not a number`, entity);
+  }
+  if (options.bucket) {
+    if (fieldKind(entity, options.bucket.field) !== 'timestamp') {
+      throw invalid(`${entity}.${options.bucket.field} is not a timestamp`, entity);
+    }
+    if (!Object.hasOwn(bucketSizes, options.bucket.unit))
+      throw invalid(`unknown bucket ${options.bucket.unit}`, entity);
+  }
+  return {
+    entity,
+    where: condition(entity, options.where, 0),
+    groupBy,
+    bucket: options.bucket,
+    fields,
+    maxGroups: options.maxGroups,
+    at: options.at,
+  };
+}
+
+/** Too many groups for one answer. */
+export const tooManyGroups = (plan: PlannedAggregate): StoreError =>
+  invalid(`the aggregate has more than ${plan.maxGroups} groups: narrow where or group by less`, plan.entity);
+
+/** Groups in key order (missing keys first), then bucket order. */
+export function compareGroups(plan: PlannedAggregate, a: AggregateGroup, b: AggregateGroup): number {
+  for (const field of plan.groupBy) {
+    const c = compareKey(a.keys[field] ?? null, b.keys[field] ?? null, 'ASC');
+    if (c !== 0) return c;
+  }
+  return compareKey(a.bucket, b.bucket, 'ASC');
+}
+
+/** An aggregate over rows in memory: the reference the contract and property tests compare adapters with. */
+export function aggregateInMemory(rows: readonly StoredRecord[], plan: PlannedAggregate): AggregateGroup[] {
+  const groups = new Map<
+    string,
+    { keys: Record<string, string | null>; bucket: number | null; rows: StoredRecord[] }
+  >();
+  for (const row of rows) {
+    if (!matches(row, plan.where)) continue;
+    const keys = Object.fromEntries(
+      plan.groupBy.map((f) => [f, (row.payload[f] as string | undefined) ?? null]),
+    );
+    const ms = plan.bucket ? keyValue(row, plan.bucket.field, 'timestamp') : null;
+    const bucket = plan.bucket && ms !== null ? bucketStart(ms as number, plan.bucket.unit) : null;
+    const key = JSON.stringify([keys, bucket]);
+    const group = groups.get(key) ?? { keys, bucket, rows: [] };
+    group.rows.push(row);
+    groups.set(key, group);
+  }
+  const out = [...groups.values()].map(({ keys, bucket, rows: members }) => {
+    const values = (f: string) =>
+      members.map((r) => r.payload[f]).filter((v): v is number => typeof v === 'number');
+    const per = (fn: (v: number[]) => number | null) =>
+      Object.fromEntries(plan.fields.map((f) => [f, fn(values(f))]));
+    return {
+      keys,
+      bucket,
+      count: members.length,
+      sum: per((v) => v.reduce((s, x) => s + x, 0)) as Record<string, number>,
+      min: per((v) => (v.length ? Math.min(...v) : null)),
+      max: per((v) => (v.length ? Math.max(...v) : null)),
+      avg: per((v) => (v.length ? v.reduce((s, x) => s + x, 0) / v.length : null)),
+    };
+  });
+  if (out.length > plan.maxGroups) throw tooManyGroups(plan);
+  return out.sort((a, b) => compareGroups(plan, a, b));
+}

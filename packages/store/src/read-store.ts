@@ -1,5 +1,5 @@
 import type { EntityName } from '@eggmesh/schema';
-import type { QueryOptions, QueryPage } from './query.js';
+import type { AggregateGroup, AggregateOptions, QueryOptions, QueryPage } from './query.js';
 import type { EntityReader } from './types.js';
 
 /** What the read-api (and the write-api's REST reads of projections) need. */
@@ -19,6 +19,12 @@ export interface ReadStore extends EntityReader {
    * storage (SQL, a MongoDB filter) and reads only the page and the count.
    */
   query(entity: EntityName, options: QueryOptions): Promise<QueryPage>;
+  /**
+   * Groups of the event rows matching a filter (by text fields and/or a time bucket), each with its
+   * count and the sum, min, max and avg of numeric fields, in group order; computed by the storage
+   * (SQL GROUP BY, a MongoDB $group), never by loading the rows.
+   */
+  aggregate(entity: EntityName, options: AggregateOptions): Promise<AggregateGroup[]>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import { materialize, type ProjectionName } from '@eggmesh/projections';
 import { type EntityName, entities, type Relation } from '@eggmesh/schema';
 import {
+  type BucketUnit,
   type EntityReader,
   fieldKind,
   isStoreError,
@@ -56,6 +57,14 @@ export interface ConnectionArgs {
   readonly orderBy?: ReadonlyArray<Record<string, unknown>> | null;
   readonly first?: number | null;
   readonly after?: string | null;
+  readonly at?: number | null;
+}
+
+/** The arguments of an aggregate field (`layReportsAggregate`). */
+export interface AggregateArgs {
+  readonly where?: Record<string, unknown> | null;
+  readonly groupBy?: readonly string[] | null;
+  readonly bucket?: 'HOUR' | 'DAY' | 'WEEK' | null;
   readonly at?: number | null;
 }
 
@@ -150,7 +159,7 @@ export class ReadContext {
   exceeded: string | undefined;
 
   constructor(
-    private readonly store: EntityReader & Pick<ReadStore, 'query'>,
+    private readonly store: EntityReader & Pick<ReadStore, 'query' | 'aggregate'>,
     private readonly clock: () => number,
     private readonly limits: ListLimits,
     private readonly budget: ResponseBudget = { maxRows: Infinity, maxBytes: Infinity },
@@ -345,6 +354,53 @@ export class ReadContext {
             pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.cursors.at(-1) ?? null },
             totalCount: page.totalCount,
           };
+        },
+      );
+    } catch (error) {
+      if (isStoreError(error, storeErrorCodes.INVALID_QUERY)) throw graphqlError('BAD_QUERY', error.message);
+      throw error;
+    }
+  }
+
+  /**
+   * Groups of an event's rows with their numbers, computed by the store; at most `maxLimit` groups,
+   * each counted as a row of the response.
+   */
+  async aggregate(entity: EntityName, args: AggregateArgs): Promise<Node[]> {
+    const at = checkAt(args.at);
+    const fields = Object.entries(entities[entity].queryFields);
+    const options = {
+      at,
+      where: args.where ? lowerIds(entity, args.where) : undefined,
+      groupBy: args.groupBy ?? [],
+      bucket: args.bucket
+        ? {
+            field: fields.find(([, kind]) => kind === 'timestamp')?.[0] ?? 'timestamp',
+            unit: args.bucket.toLowerCase() as BucketUnit,
+          }
+        : undefined,
+      fields: fields.filter(([, kind]) => kind === 'number').map(([field]) => field),
+      maxGroups: this.limits.maxLimit,
+    };
+    try {
+      return await this.read(
+        this.limits.maxLimit,
+        () => this.store.aggregate(entity, options),
+        (groups) => {
+          const nodes: Node[] = groups.map((g) => ({
+            group: g.keys,
+            bucket: g.bucket === null ? null : new Date(g.bucket).toISOString(),
+            count: g.count,
+            sum: g.sum,
+            min: g.min,
+            max: g.max,
+            avg: g.avg,
+          }));
+          this.take(
+            nodes.length,
+            nodes.reduce((n, node) => n + nodeBytes(node), 0),
+          );
+          return nodes;
         },
       );
     } catch (error) {

@@ -40,4 +40,12 @@ describe('estimateCost of connections', () => {
     ).toBe(10 + 3 + 10);
     expect(cost('{ coopsConnection(first: 5) { nodes { hens(limit: 10) { id } } } }')).toBe(5 + 50);
   });
+
+  it('counts an aggregate as a page of the maximum of groups plus its comparisons', () => {
+    expect(
+      cost(
+        '{ layReportsAggregate(groupBy: [farm_id], bucket: DAY, where: { timestamp: { gte: "a", lt: "b" } }) { group { farm_id } count sum { eggs } } }',
+      ),
+    ).toBe(1000 + 2);
+  });
 });

@@ -111,6 +111,48 @@ it('two fields in one orderBy or first past the maximum is EGGMESH_BAD_QUERY', a
   expect(unknown.body.errors[0].message).toContain('name');
 });
 
+it('layReportsAggregate groups by a field and a time bucket, computed by the store', async () => {
+  const r = await gql(
+    f.app,
+    '/graphql',
+    `{ layReportsAggregate(groupBy: [farm_id], bucket: HOUR, where: { timestamp: { lt: "2026-11-20T12:00:00Z" } }) {
+        group { farm_id } bucket count sum { eggs } min { eggs } max { eggs } avg { eggs } } }`,
+  );
+  expect(r.body.errors, JSON.stringify(r.body.errors)).toBeUndefined();
+  // 11:30+02:00 is 09:30Z: in the 09:00 bucket, before the 10:00Z report.
+  expect(r.body.data.layReportsAggregate).toEqual([
+    {
+      group: { farm_id: coops[1] },
+      bucket: '2026-11-20T09:00:00.000Z',
+      count: 1,
+      sum: { eggs: 2 },
+      min: { eggs: 2 },
+      max: { eggs: 2 },
+      avg: { eggs: 2 },
+    },
+    {
+      group: { farm_id: coops[1] },
+      bucket: '2026-11-20T10:00:00.000Z',
+      count: 1,
+      sum: { eggs: 1 },
+      min: { eggs: 1 },
+      max: { eggs: 1 },
+      avg: { eggs: 1 },
+    },
+  ]);
+  const all = await gql(
+    f.app,
+    '/graphql',
+    '{ layReportsAggregate(bucket: WEEK) { bucket count avg { eggs } } }',
+  );
+  // 2026-11-20 is a Friday: its week starts Monday 2026-11-16.
+  expect(all.body.data.layReportsAggregate).toEqual([
+    { bucket: '2026-11-16T00:00:00.000Z', count: 3, avg: { eggs: 2 } },
+  ]);
+  const many = await gql(f.app, '/graphql', '{ layReportsAggregate(groupBy: [hen_id]) { count } }', {});
+  expect(many.body.data.layReportsAggregate).toHaveLength(3);
+});
+
 it('the MeshQL queries answer as before beside the connections', async () => {
   const r = await gql(f.app, '/hen/graph', `{ getByCoop(id: "${coops[1]}") { id } }`);
   expect(r.body.data.getByCoop.map((n: { id: string }) => n.id)).toEqual(

@@ -25,7 +25,7 @@ import { isJson } from './json-source.js';
  * What the GraphQL endpoints read from: entities and projections, how far each has come in the log and
  * when that moves (the `ReadStore` port without its lifecycle).
  */
-export type ReadStore = EntityReader & Positions & Pick<PortReadStore, 'query'>;
+export type ReadStore = EntityReader & Positions & Pick<PortReadStore, 'query' | 'aggregate'>;
 
 export interface EndpointOptions {
   readonly path: string;

@@ -130,6 +130,12 @@ export function estimateCost(
           if (selection.selectionSet) cost += walk(selection.selectionSet, named, parentRows, visiting);
           continue;
         }
+        if (named.name.endsWith('Aggregate')) {
+          // Up to a whole page of the maximum of groups, each a row, and the filter's comparisons;
+          // the groups' numbers are parts of them.
+          cost += Math.min(parentRows * model.maxLimit, maxRows) + parentRows * termsOf(selection);
+          continue;
+        }
         if (named.name.endsWith('Connection')) {
           // A page of `first` rows, the filter's comparisons and the sort keys, and a total count, which
           // reads up to a whole page of the maximum per parent row (the count is index-served).

@@ -12,6 +12,8 @@ export interface UnifiedNames {
   readonly list: string;
   /** The connection with filter, order, cursor and count, e.g. `farmsConnection`. */
   readonly connection: string;
+  /** The aggregate of an event, e.g. `layReportsAggregate`. */
+  readonly aggregate: string;
   /** One per `getBy…` filter, e.g. `getByZone` → `farmsByZone`. */
   readonly filters: ReadonlyMap<string, string>;
 }
@@ -23,6 +25,7 @@ export function unifiedNames(entity: EntityName, filters: readonly FilterQuery[]
     single,
     list,
     connection: `${list}Connection`,
+    aggregate: `${list}Aggregate`,
     filters: new Map(filters.map((f) => [f.query, `${list}${f.query.replace(/^get/, '')}`])),
   };
 }

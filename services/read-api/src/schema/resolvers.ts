@@ -1,6 +1,13 @@
 import { type EntityName, entities, entityNames, relationsOf } from '@eggmesh/schema';
 import type { GraphQLResolveInfo } from 'graphql';
-import { type ConnectionArgs, checkId, type Node, type PageArgs, type ReadContext } from '../read-context.js';
+import {
+  type AggregateArgs,
+  type ConnectionArgs,
+  checkId,
+  type Node,
+  type PageArgs,
+  type ReadContext,
+} from '../read-context.js';
 import { unifiedNames } from './naming.js';
 import { safeIntScalar } from './safe-int.js';
 import { reachableFrom } from './sdl.js';
@@ -42,6 +49,8 @@ interface RootNames {
   readonly list: string;
   /** The connection field (unified schema only). */
   readonly connection?: string;
+  /** The aggregate field of an event (unified schema only). */
+  readonly aggregate?: string;
   readonly filter: (query: string) => string;
 }
 
@@ -53,6 +62,9 @@ function rootResolvers(entity: EntityName, names: RootNames): Record<string, Res
   if (names.connection) {
     fields[names.connection] = (_root, args, context) =>
       context.read.connection(entity, args as ConnectionArgs);
+  }
+  if (names.aggregate && entities[entity].kind === 'event') {
+    fields[names.aggregate] = (_root, args, context) => context.read.aggregate(entity, args as AggregateArgs);
   }
   for (const filter of entities[entity].filters) {
     fields[names.filter(filter.query)] = (_root, args, context) =>

@@ -202,6 +202,13 @@ input TimestampFilter {
   lte: String
 }
 
+${block('The time buckets of an aggregate: hours, days, and weeks from Monday 00:00 UTC.')}
+enum TimeBucket {
+  HOUR
+  DAY
+  WEEK
+}
+
 ${block('Where a page of a connection ends.')}
 type PageInfo {
   hasNextPage: Boolean!
@@ -257,6 +264,42 @@ type ${typeName}Connection {
 }`;
 }
 
+/** An event's aggregate types: the fields it groups by, its numbers, one group. */
+function aggregateTypesSdl(entity: EntityName): string {
+  const { typeName, queryFields } = entities[entity];
+  const groups = Object.entries(queryFields)
+    .filter(([, kind]) => kind !== 'number' && kind !== 'timestamp')
+    .map(([field]) => field);
+  const numbers = Object.entries(queryFields)
+    .filter(([, kind]) => kind === 'number')
+    .map(([field]) => field);
+  return `${block(`A field ${entity} rows can be grouped by.`)}
+enum ${typeName}GroupField {
+${groups.map((f) => `  ${f}`).join('\n')}
+}
+
+type ${typeName}Group {
+${groups.map((f) => `  ${f}: String`).join('\n')}
+}
+
+type ${typeName}Numbers {
+${numbers.map((f) => `  ${f}: Float`).join('\n')}
+}
+
+${block(`One group of ${entity} rows: its \`groupBy\` values (null: rows without the field), its time bucket, and its numbers.`)}
+type ${typeName}Aggregate {
+  group: ${typeName}Group!
+  ${block('The start of the time bucket (ISO-8601, UTC), or null when not bucketed.', '  ')}
+  bucket: String
+  count: Int!
+  ${block('Sums (0 over no values); min, max and avg are null over no values.', '  ')}
+  sum: ${typeName}Numbers!
+  min: ${typeName}Numbers!
+  max: ${typeName}Numbers!
+  avg: ${typeName}Numbers!
+}`;
+}
+
 /** The arguments of a connection field. */
 const connectionArgs = (typeName: string, at: boolean): string =>
   `where: ${typeName}Where, orderBy: [${typeName}OrderBy!], first: Int, after: String${at ? ', at: Float' : ''}`;
@@ -281,6 +324,15 @@ export function unifiedSdl(limits: ListLimits, queryLimits?: QueryLimits): strin
       block(`${connectionText(entity, limits)} ${AT_TEXT}`, '  '),
       `  ${names.connection}(${connectionArgs(typeName, true)}): ${typeName}Connection!`,
     );
+    if (entities[entity].kind === 'event') {
+      fields.push(
+        block(
+          `Groups of ${entity} rows matching \`where\` (e.g. a time range on \`timestamp\`), by the \`groupBy\` fields and by \`bucket\` of \`timestamp\`, in group order, each with its count and the sum, min, max and avg of its numbers. At most ${limits.maxLimit} groups, else \`EGGMESH_BAD_QUERY\`. ${AT_TEXT}`,
+          '  ',
+        ),
+        `  ${names.aggregate}(where: ${typeName}Where, groupBy: [${typeName}GroupField!], bucket: TimeBucket, at: Float): [${typeName}Aggregate!]!`,
+      );
+    }
     for (const filter of filters) {
       fields.push(
         block(
@@ -295,6 +347,7 @@ export function unifiedSdl(limits: ListLimits, queryLimits?: QueryLimits): strin
     ...entityNames.map((e) => typeSdl(e, limits)),
     SHARED_QUERY_SDL,
     ...entityNames.map(queryTypesSdl),
+    ...entityNames.filter((e) => entities[e].kind === 'event').map(aggregateTypesSdl),
   ];
   const about = queryLimits
     ? `${block(
