@@ -143,14 +143,14 @@ export async function runQuery(
   ];
   const [docs, counted] = await Promise.all([
     collection.aggregate<CurrentDoc>(page).toArray(),
-    collection.aggregate<{ n: number }>([...filtered, { $count: 'n' }]).toArray(),
+    plan.count ? collection.aggregate<{ n: number }>([...filtered, { $count: 'n' }]).toArray() : undefined,
   ]);
   const records = docs
     .slice(0, plan.first)
     .map((doc) => ({ id: doc._id, createdAt: doc.created_at, payload: doc.payload ?? {} }));
   return {
     records,
-    totalCount: counted[0]?.n ?? 0,
+    totalCount: counted ? (counted[0]?.n ?? 0) : undefined,
     cursors: records.map((r) => encodeCursor(plan.sort, r)),
     hasNextPage: docs.length > plan.first,
   };

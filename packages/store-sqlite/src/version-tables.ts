@@ -459,9 +459,11 @@ export class VersionTables {
     )
       .raw(true)
       .all(...base, ...filterParams, ...seekParams, plan.first + 1) as RawRow[];
-    const totalCount = this.statement(`SELECT count(*) ${from} ${join} (${filter})`)
-      .pluck()
-      .get(...base, ...filterParams) as number;
+    const totalCount = plan.count
+      ? (this.statement(`SELECT count(*) ${from} ${join} (${filter})`)
+          .pluck()
+          .get(...base, ...filterParams) as number)
+      : undefined;
     const records = this.records(rows.length > plan.first ? rows.slice(0, plan.first) : rows);
     return {
       records,

@@ -43,12 +43,14 @@ export interface QueryOptions extends ReadOptions {
   readonly first: number;
   /** A cursor from an earlier page of the same query: the rows after that row. */
   readonly after?: string | undefined;
+  /** Whether to count every matching row (default true); a count reads the whole match. */
+  readonly count?: boolean | undefined;
 }
 
 export interface QueryPage {
   readonly records: StoredRecord[];
-  /** How many rows match the filter (every page, not just this one). */
-  readonly totalCount: number;
+  /** How many rows match the filter (every page, not just this one); undefined when not asked for. */
+  readonly totalCount: number | undefined;
   /** The cursor of each record, in order. */
   readonly cursors: string[];
   readonly hasNextPage: boolean;
@@ -86,6 +88,7 @@ export interface PlannedQuery {
   /** The sort key values of the row the page starts after (one per sort key, id last). */
   readonly after: readonly KeyValue[] | undefined;
   readonly at: number | undefined;
+  readonly count: boolean;
 }
 
 const comparisons: readonly Comparison[] = ['eq', 'in', 'gt', 'gte', 'lt', 'lte'];
@@ -249,6 +252,7 @@ export function planQuery(entity: EntityName, options: QueryOptions): PlannedQue
     first: options.first,
     after: options.after === undefined ? undefined : decodeCursor(entity, sort, options.after),
     at: options.at,
+    count: options.count ?? true,
   };
 }
 
@@ -313,7 +317,7 @@ export function queryInMemory(rows: readonly StoredRecord[], plan: PlannedQuery)
   const records = rest.slice(0, plan.first);
   return {
     records,
-    totalCount: matching.length,
+    totalCount: plan.count ? matching.length : undefined,
     cursors: records.map((r) => encodeCursor(plan.sort, r)),
     hasNextPage: rest.length > records.length,
   };

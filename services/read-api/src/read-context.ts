@@ -73,7 +73,7 @@ export interface Connection {
   readonly nodes: Node[];
   readonly edges: Array<{ cursor: string; node: Node }>;
   readonly pageInfo: { hasNextPage: boolean; endCursor: string | null };
-  readonly totalCount: number;
+  readonly totalCount: number | undefined;
 }
 
 /** Ids are stored in lower case: an id filter matches them in any case (as `getById` does). */
@@ -329,7 +329,7 @@ export class ReadContext {
    * filter, order and cursor (SQL on SQLite, a pipeline on MongoDB). A filter, order or cursor the
    * entity does not take is the client's error (`EGGMESH_BAD_QUERY`).
    */
-  async connection(entity: EntityName, args: ConnectionArgs): Promise<Connection> {
+  async connection(entity: EntityName, args: ConnectionArgs, count = true): Promise<Connection> {
     const first = args.first ?? this.limits.defaultLimit;
     if (!Number.isInteger(first) || first < 0 || first > this.limits.maxLimit) {
       throw graphqlError('BAD_QUERY', `first must be between 0 and ${this.limits.maxLimit} (got ${first})`);
@@ -341,6 +341,7 @@ export class ReadContext {
       where: args.where ? lowerIds(entity, args.where) : undefined,
       orderBy: orderOf(args.orderBy),
       after: args.after ?? undefined,
+      count,
     };
     try {
       return await this.read(

@@ -258,6 +258,16 @@ export function runReadStoreContract(name: string, harness: ReadStoreHarness): v
         expect(got.hasNextPage, JSON.stringify(options)).toBe(want.hasNextPage);
         expect(got.cursors).toEqual(want.cursors);
       }
+      // Without a count: the same page, no total.
+      const uncounted = await f.read.query('hen', {
+        first: 3,
+        where: { breed: { eq: 'silkie' } },
+        count: false,
+      });
+      const counted = await f.read.query('hen', { first: 3, where: { breed: { eq: 'silkie' } } });
+      expect(uncounted.totalCount).toBeUndefined();
+      expect(uncounted.records).toEqual(counted.records);
+      expect(uncounted.hasNextPage).toBe(counted.hasNextPage);
       // A missing field never equals, and `not` of a comparison holds for it.
       const noStatus = await f.read.query('hen', {
         first: 100,
