@@ -43,6 +43,13 @@ export interface ForeignKey {
   readonly target: EntityName;
 }
 
+/**
+ * How a queryable field compares and sorts: `id`, `enum` and `string` as text, `date` (`YYYY-MM-DD`)
+ * as text, `number` numerically, `timestamp` as the instant it names (epoch ms), whatever offset the
+ * client wrote it with.
+ */
+export type FieldKind = 'id' | 'enum' | 'string' | 'date' | 'number' | 'timestamp';
+
 export interface EntityDefinition {
   readonly name: EntityName;
   /** GraphQL type name, e.g. `LayReport`. */
@@ -52,7 +59,13 @@ export interface EntityDefinition {
   readonly schema: z.ZodType<Record<string, unknown>>;
   readonly foreignKeys: readonly ForeignKey[];
   readonly filters: readonly FilterQuery[];
-  /** Fields every backend indexes: the filtered fields. */
+  /**
+   * Fields clients may filter and sort lists by (`where`, `orderBy`), with how they compare. `id`
+   * is always queryable and is not listed. A projection lists only fields its stored document holds
+   * as clients read them (windowed counters such as `eggs_week` are computed at read time).
+   */
+  readonly queryFields: Readonly<Record<string, FieldKind>>;
+  /** Fields every backend indexes: the `getBy…` fields and the query fields. */
   readonly indexedFields: readonly string[];
   /** For projections: the field naming the entity the document belongs to; the document's id equals it. */
   readonly projectionKey?: string;
@@ -82,9 +95,10 @@ function define(
   schema: z.ZodType<Record<string, unknown>>,
   foreignKeys: ForeignKey[],
   filters: FilterQuery[],
+  queryFields: Record<string, FieldKind>,
   projectionKey?: string,
 ): EntityDefinition {
-  const indexedFields = [...new Set(filters.map((f) => f.field))];
+  const indexedFields = [...new Set([...filters.map((f) => f.field), ...Object.keys(queryFields)])];
   return Object.freeze({
     name,
     typeName,
@@ -92,17 +106,35 @@ function define(
     schema,
     foreignKeys: Object.freeze(foreignKeys),
     filters: Object.freeze(filters),
+    queryFields: Object.freeze(queryFields),
     indexedFields: Object.freeze(indexedFields),
     ...(projectionKey ? { projectionKey } : {}),
   });
 }
 
 export const entities: Readonly<Record<EntityName, EntityDefinition>> = Object.freeze({
-  farm: define('farm', 'Farm', 'actor', farmSchema, [], [byZone]),
-  coop: define('coop', 'Coop', 'actor', coopSchema, [fk('farm_id', 'farm')], [byId('getByFarm', 'farm_id')]),
-  hen: define('hen', 'Hen', 'actor', henSchema, [fk('coop_id', 'coop')], [byId('getByCoop', 'coop_id')]),
-  container: define('container', 'Container', 'actor', containerSchema, [], [byZone]),
-  consumer: define('consumer', 'Consumer', 'actor', consumerSchema, [], [byZone]),
+  farm: define('farm', 'Farm', 'actor', farmSchema, [], [byZone], { farm_type: 'enum', zone: 'string' }),
+  coop: define('coop', 'Coop', 'actor', coopSchema, [fk('farm_id', 'farm')], [byId('getByFarm', 'farm_id')], {
+    farm_id: 'id',
+    coop_type: 'string',
+    capacity: 'number',
+  }),
+  hen: define('hen', 'Hen', 'actor', henSchema, [fk('coop_id', 'coop')], [byId('getByCoop', 'coop_id')], {
+    coop_id: 'id',
+    breed: 'string',
+    status: 'enum',
+    dob: 'date',
+  }),
+  container: define('container', 'Container', 'actor', containerSchema, [], [byZone], {
+    container_type: 'enum',
+    zone: 'string',
+    capacity: 'number',
+  }),
+  consumer: define('consumer', 'Consumer', 'actor', consumerSchema, [], [byZone], {
+    consumer_type: 'enum',
+    zone: 'string',
+    weekly_demand: 'number',
+  }),
   lay_report: define(
     'lay_report',
     'LayReport',
@@ -110,6 +142,7 @@ export const entities: Readonly<Record<EntityName, EntityDefinition>> = Object.f
     layReportSchema,
     [fk('hen_id', 'hen'), fk('coop_id', 'coop'), fk('farm_id', 'farm')],
     [byId('getByHen', 'hen_id'), byId('getByFarm', 'farm_id')],
+    { hen_id: 'id', coop_id: 'id', farm_id: 'id', quality: 'enum', eggs: 'number', timestamp: 'timestamp' },
   ),
   storage_deposit: define(
     'storage_deposit',
@@ -118,6 +151,7 @@ export const entities: Readonly<Record<EntityName, EntityDefinition>> = Object.f
     storageDepositSchema,
     [fk('container_id', 'container')],
     [byId('getByContainer', 'container_id')],
+    { container_id: 'id', source_type: 'enum', source_id: 'id', eggs: 'number', timestamp: 'timestamp' },
   ),
   storage_withdrawal: define(
     'storage_withdrawal',
@@ -126,6 +160,7 @@ export const entities: Readonly<Record<EntityName, EntityDefinition>> = Object.f
     storageWithdrawalSchema,
     [fk('container_id', 'container')],
     [byId('getByContainer', 'container_id')],
+    { container_id: 'id', reason: 'enum', eggs: 'number', timestamp: 'timestamp' },
   ),
   container_transfer: define(
     'container_transfer',
@@ -134,6 +169,13 @@ export const entities: Readonly<Record<EntityName, EntityDefinition>> = Object.f
     containerTransferSchema,
     [fk('source_container_id', 'container'), fk('dest_container_id', 'container')],
     [byId('getBySourceContainer', 'source_container_id'), byId('getByDestContainer', 'dest_container_id')],
+    {
+      source_container_id: 'id',
+      dest_container_id: 'id',
+      transport_method: 'enum',
+      eggs: 'number',
+      timestamp: 'timestamp',
+    },
   ),
   consumption_report: define(
     'consumption_report',
@@ -142,6 +184,7 @@ export const entities: Readonly<Record<EntityName, EntityDefinition>> = Object.f
     consumptionReportSchema,
     [fk('consumer_id', 'consumer'), fk('container_id', 'container')],
     [byId('getByConsumer', 'consumer_id'), byId('getByContainer', 'container_id')],
+    { consumer_id: 'id', container_id: 'id', purpose: 'enum', eggs: 'number', timestamp: 'timestamp' },
   ),
   container_inventory: define(
     'container_inventory',
@@ -150,6 +193,7 @@ export const entities: Readonly<Record<EntityName, EntityDefinition>> = Object.f
     containerInventorySchema,
     [fk('container_id', 'container')],
     [byId('getByContainer', 'container_id')],
+    { container_id: 'id', current_eggs: 'number', utilization_pct: 'number' },
     'container_id',
   ),
   hen_productivity: define(
@@ -159,6 +203,7 @@ export const entities: Readonly<Record<EntityName, EntityDefinition>> = Object.f
     henProductivitySchema,
     [fk('hen_id', 'hen')],
     [byId('getByHen', 'hen_id')],
+    { hen_id: 'id', farm_id: 'id', total_eggs: 'number' },
     'hen_id',
   ),
   farm_output: define(
@@ -168,6 +213,7 @@ export const entities: Readonly<Record<EntityName, EntityDefinition>> = Object.f
     farmOutputSchema,
     [fk('farm_id', 'farm')],
     [byId('getByFarm', 'farm_id')],
+    { farm_id: 'id', farm_type: 'string', active_hens: 'number', total_hens: 'number' },
     'farm_id',
   ),
 });

@@ -4,6 +4,7 @@ export {
   type EntityName,
   entities,
   entityNames,
+  type FieldKind,
   type FilterQuery,
   type ForeignKey,
   isEntityName,

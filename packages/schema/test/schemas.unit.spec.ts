@@ -298,8 +298,21 @@ describe('catalogue', () => {
     expect(Object.fromEntries(def.foreignKeys.map((f) => [f.field, f.target]))).toEqual(spec.fks);
     expect(Object.fromEntries(def.filters.map((f) => [f.query, f.field]))).toEqual(spec.filters);
     for (const f of def.filters) expect(f.argument).toBe(f.query === 'getByZone' ? 'zone' : 'id');
-    // Every filtered field is indexed (domain.md §2).
-    expect([...def.indexedFields].sort()).toEqual([...new Set(Object.values(spec.filters))].sort());
+    // Every filtered field and every query field is indexed (domain.md §2).
+    expect([...def.indexedFields].sort()).toEqual(
+      [...new Set([...Object.values(spec.filters), ...Object.keys(def.queryFields)])].sort(),
+    );
+    // Every `getBy…` field can be queried too, and every query field is a field of the entity, of its kind.
+    for (const field of Object.values(spec.filters)) expect(def.queryFields[field]).toBeDefined();
+    const properties = jsonSchemaOf(name).properties ?? {};
+    for (const [field, kind] of Object.entries(def.queryFields)) {
+      const types = JSON.stringify(properties[field]);
+      expect(types, `${name}.${field}`).toBeDefined();
+      if (kind === 'number') expect(types).toMatch(/"(integer|number)"/);
+      else expect(types).toMatch(/"string"/);
+      if (kind === 'timestamp') expect(types).toContain('date-time');
+      if (kind === 'enum') expect(types).toContain('"enum"');
+    }
     if (spec.kind === 'projection') expect(def.projectionKey).toBe(Object.keys(spec.fks)[0]);
     else expect(def.projectionKey).toBeUndefined();
   });

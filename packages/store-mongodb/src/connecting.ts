@@ -173,8 +173,13 @@ export class ConnectingPrimaryStore
 export class ConnectingReadStore
   extends Delegating<
     ReadStore,
-    'replicaPosition' | 'projectionPosition' | 'projectionChanges' | (typeof READS)[number]
-  >(['replicaPosition', 'projectionPosition', 'projectionChanges', ...READS])
+    | 'replicaPosition'
+    | 'projectionPosition'
+    | 'projectionChanges'
+    | 'query'
+    | 'aggregate'
+    | (typeof READS)[number]
+  >(['replicaPosition', 'projectionPosition', 'projectionChanges', 'query', 'aggregate', ...READS])
   implements ReadStore
 {
   async changed(timeoutMs: number, signal?: AbortSignal): Promise<void> {

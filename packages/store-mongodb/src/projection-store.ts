@@ -3,6 +3,7 @@ import { type EntityName, entities } from '@eggmesh/schema';
 import {
   type LoadedProjections,
   type PageOptions,
+  type PlannedQuery,
   type ProjectionChange,
   type ProjectionCommit,
   type ProjectionDocument,
@@ -11,6 +12,7 @@ import {
   type ProjectionStore,
   type ProjectionWrite,
   projectionKey,
+  type QueryPage,
   type ReadOptions,
   type RelationPageOptions,
   type StoredRecord,
@@ -606,6 +608,9 @@ export class MongoProjectionReader extends MongoEntityReader {
   }
   override list(entity: EntityName, options: PageOptions): Promise<StoredRecord[]> {
     return this.consistent(() => super.list(entity, options));
+  }
+  override query(plan: PlannedQuery): Promise<QueryPage> {
+    return this.consistent(() => super.query(plan));
   }
 }
 

@@ -1,11 +1,17 @@
 import { type EntityName, entities } from '@eggmesh/schema';
-import type {
-  PageOptions,
-  ProjectionChange,
-  ReadOptions,
-  ReadStore,
-  RelationPageOptions,
-  StoredRecord,
+import {
+  type AggregateGroup,
+  type AggregateOptions,
+  type PageOptions,
+  type ProjectionChange,
+  planAggregate,
+  planQuery,
+  type QueryOptions,
+  type QueryPage,
+  type ReadOptions,
+  type ReadStore,
+  type RelationPageOptions,
+  type StoredRecord,
 } from '@eggmesh/store';
 import type { Db, MongoClient, ReadPreferenceMode } from 'mongodb';
 import { type ConnectOptions, connect } from './client-limits.js';
@@ -158,6 +164,14 @@ export class MongoReadStore implements ReadStore {
   }
   list(entity: EntityName, options: PageOptions): Promise<StoredRecord[]> {
     return this.source(entity).list(entity, options);
+  }
+
+  async query(entity: EntityName, options: QueryOptions): Promise<QueryPage> {
+    return this.source(entity).query(planQuery(entity, options));
+  }
+
+  async aggregate(entity: EntityName, options: AggregateOptions): Promise<AggregateGroup[]> {
+    return this.entities.aggregate(planAggregate(entity, options));
   }
 
   async close(): Promise<void> {

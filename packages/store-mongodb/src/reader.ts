@@ -1,7 +1,11 @@
 import { type EntityName, entities, entityNames } from '@eggmesh/schema';
 import {
+  type AggregateGroup,
   type EntityReader,
   type PageOptions,
+  type PlannedAggregate,
+  type PlannedQuery,
+  type QueryPage,
   type ReadOptions,
   type RelationPageOptions,
   type StoredRecord,
@@ -10,6 +14,7 @@ import {
 } from '@eggmesh/store';
 import type { Collection, Db, Filter } from 'mongodb';
 import { translated } from './errors.js';
+import { runAggregate, runQuery } from './query.js';
 
 /** The entities the primary holds: everything clients write (projections live elsewhere). */
 export const primaryEntities: readonly EntityName[] = entityNames.filter(
@@ -163,6 +168,16 @@ export class MongoEntityReader implements EntityReader {
       const wanted = new Set<unknown>(unique);
       return walkAt(versions, { [path]: { $in: unique } }, options.at, (d) => wanted.has(d.payload?.[field]));
     });
+  }
+
+  /** A planned list query as aggregation pipelines (see `runQuery`). */
+  query(plan: PlannedQuery): Promise<QueryPage> {
+    return translated(() => runQuery(plan, this.collections(plan.entity)));
+  }
+
+  /** A planned aggregate as one aggregation pipeline (see `runAggregate`). */
+  aggregate(plan: PlannedAggregate): Promise<AggregateGroup[]> {
+    return translated(() => runAggregate(plan, this.collections(plan.entity)));
   }
 
   list(entity: EntityName, options: PageOptions): Promise<StoredRecord[]> {

@@ -12,7 +12,7 @@ import {
 import type { Statement } from 'better-sqlite3';
 import { ChangeSignal } from './change-signal.js';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
-import { tableNames, VersionTables, VersionTablesReader } from './version-tables.js';
+import { addMissingColumns, tableNames, VersionTables, VersionTablesReader } from './version-tables.js';
 
 /** The entities the primary holds: everything clients write (projections live in the projection store). */
 export const primaryEntities: readonly EntityName[] = entityNames.filter(
@@ -77,6 +77,7 @@ function prepareLayout(db: SqliteDatabase, file: string, readonly: boolean): voi
   }
   db.transaction(() => {
     if (legacy) migrateFromCopies(db);
+    addMissingColumns(db, primaryEntities, 'referenced');
     db.exec(VersionTables.ddl(primaryEntities, 'referenced') + LOG_DDL);
     db.pragma(`user_version = ${PRIMARY_LAYOUT_VERSION}`);
   }).immediate();

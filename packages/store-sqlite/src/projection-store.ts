@@ -16,6 +16,7 @@ import { type EntityName, entities, entityNames } from '@eggmesh/schema';
 import {
   type LoadedProjections,
   type PageOptions,
+  type PlannedQuery,
   type ProjectionChange,
   type ProjectionCommit,
   type ProjectionDocument,
@@ -24,6 +25,7 @@ import {
   type ProjectionStore,
   type ProjectionWrite,
   projectionKey,
+  type QueryPage,
   type ReadOptions,
   type RelationPageOptions,
   type StoredRecord,
@@ -33,6 +35,7 @@ import {
 import Database, { type Statement } from 'better-sqlite3';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
 import {
+  addMissingColumns,
   type DdlPart,
   tableNames,
   type VersionInsert,
@@ -302,6 +305,7 @@ export class SqliteProjectionStore extends VersionTablesReader implements Projec
       cacheKib: LIVE_CACHE_KIB,
       ...(synchronous ? { synchronous } : {}),
     });
+    addMissingColumns(this.db, projectionEntities, 'inline');
     this.db.exec(generationDdl());
     this.tables = new VersionTables(this.db, projectionEntities, true);
     this.readCheckpoint = this.db.prepare(READ_CHECKPOINT_SQL).pluck();
@@ -793,6 +797,9 @@ export class ProjectionReader {
   }
   list(entity: EntityName, options: PageOptions): StoredRecord[] {
     return this.refresh()?.list(entity, options) ?? [];
+  }
+  query(plan: PlannedQuery): QueryPage {
+    return this.refresh()?.query(plan) ?? { records: [], totalCount: 0, cursors: [], hasNextPage: false };
   }
 
   close(): void {

@@ -2,13 +2,19 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type EntityName, entities } from '@eggmesh/schema';
-import type {
-  PageOptions,
-  ProjectionChange,
-  ReadOptions,
-  ReadStore,
-  RelationPageOptions,
-  StoredRecord,
+import {
+  type AggregateGroup,
+  type AggregateOptions,
+  type PageOptions,
+  type ProjectionChange,
+  planAggregate,
+  planQuery,
+  type QueryOptions,
+  type QueryPage,
+  type ReadOptions,
+  type ReadStore,
+  type RelationPageOptions,
+  type StoredRecord,
 } from '@eggmesh/store';
 import { ChangeSignal } from './change-signal.js';
 import { openPrimaryStore, SqlitePrimaryStore } from './primary-store.js';
@@ -132,6 +138,15 @@ export class SqliteReadStore implements ReadStore {
     return this.memoized(entity, options.at, ['list', options.limit, options.after], () =>
       this.source(entity).list(entity, options),
     );
+  }
+
+  async query(entity: EntityName, options: QueryOptions): Promise<QueryPage> {
+    return this.source(entity).query(planQuery(entity, options));
+  }
+
+  async aggregate(entity: EntityName, options: AggregateOptions): Promise<AggregateGroup[]> {
+    // Aggregates are over events, which the primary holds.
+    return this.primary.sync.aggregate(planAggregate(entity, options));
   }
 
   async close(): Promise<void> {

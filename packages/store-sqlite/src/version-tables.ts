@@ -1,12 +1,22 @@
 import { type EntityName, entities } from '@eggmesh/schema';
 import {
+  type AggregateGroup,
+  bucketOffsets,
+  bucketSizes,
+  type Condition,
   type EntityReader,
+  encodeCursor,
+  type KeyValue,
   type PageOptions,
+  type PlannedAggregate,
+  type PlannedQuery,
+  type QueryPage,
   type ReadOptions,
   type RelationPageOptions,
   type StoredRecord,
   StoreError,
   storeErrorCodes,
+  tooManyGroups,
 } from '@eggmesh/store';
 import type { Statement } from 'better-sqlite3';
 import { quote, type SqliteDatabase } from './database.js';
@@ -41,6 +51,65 @@ function filterColumns(entity: EntityName): readonly string[] {
 }
 
 /**
+ * The SQL type of a field's column and the expression that fills it from the payload: numbers keep
+ * their JSON type (no affinity), timestamps become epoch ms (SQLite rounds to the millisecond), the
+ * rest is text.
+ */
+function columnOf(entity: EntityName, field: string): { type: string; expression: string } {
+  const extract = `json_extract(payload, '$.${field}')`;
+  switch (entities[entity].queryFields[field]) {
+    case 'number':
+      return { type: '', expression: extract };
+    case 'timestamp':
+      return {
+        type: ' INTEGER',
+        expression: `CAST(round(unixepoch(${extract}, 'subsec') * 1000) AS INTEGER)`,
+      };
+    default:
+      return { type: ' TEXT', expression: extract };
+  }
+}
+
+const generatedColumn = (entity: EntityName, field: string): string => {
+  const { type, expression } = columnOf(entity, field);
+  return `${quote(field)}${type} GENERATED ALWAYS AS (${expression}) VIRTUAL`;
+};
+
+const columnsOf = (db: SqliteDatabase, table: string): Set<string> =>
+  new Set(db.prepare(`SELECT name FROM pragma_table_xinfo('${table}')`).pluck().all() as string[]);
+
+/**
+ * Adds the columns of fields the catalogue indexes and an existing file's tables lack (a file
+ * written before a field became queryable); the DDL that follows creates their indexes. Generated
+ * columns are computed from the payload; the referenced layout's copies are filled from the versions.
+ */
+export function addMissingColumns(
+  db: SqliteDatabase,
+  entityNames: readonly EntityName[],
+  layout: CurrentLayout,
+): void {
+  for (const entity of entityNames) {
+    const versionColumns = columnsOf(db, `${entity}_versions`);
+    if (versionColumns.size === 0) continue;
+    const currentColumns = columnsOf(db, `${entity}_current`);
+    const { versions, current } = tableNames(entity);
+    for (const field of filterColumns(entity)) {
+      if (!versionColumns.has(field))
+        db.exec(`ALTER TABLE ${versions} ADD COLUMN ${generatedColumn(entity, field)}`);
+      if (currentColumns.has(field)) continue;
+      if (layout === 'inline') {
+        db.exec(`ALTER TABLE ${current} ADD COLUMN ${generatedColumn(entity, field)}`);
+      } else {
+        db.exec(`ALTER TABLE ${current} ADD COLUMN ${quote(field)}${columnOf(entity, field).type}`);
+        db.exec(
+          `UPDATE ${current} SET ${quote(field)} = (SELECT v.${quote(field)} FROM ${versions} v WHERE v.seq = ${current}.version)`,
+        );
+      }
+    }
+  }
+}
+
+/**
  * Where a current row's payload lives. `inline`: the current table holds a copy (projection
  * generations, where the copy buys the fastest reads). `referenced`: the current table points at
  * the version row (`version` = its `seq`) and keeps only the filtered fields, so a payload is
@@ -68,13 +137,11 @@ export function entityDdl(
 ): string {
   const { versions, current } = tableNames(entity);
   const fields = filterColumns(entity);
-  const generated = fields
-    .map((f) => `, ${quote(f)} TEXT GENERATED ALWAYS AS (json_extract(payload, '$.${f}')) VIRTUAL`)
-    .join('');
+  const generated = fields.map((f) => `, ${generatedColumn(entity, f)}`).join('');
   const currentColumns =
     layout === 'inline'
       ? `payload TEXT NOT NULL${generated}`
-      : `version INTEGER NOT NULL${fields.map((f) => `, ${quote(f)} TEXT`).join('')}`;
+      : `version INTEGER NOT NULL${fields.map((f) => `, ${quote(f)}${columnOf(entity, f).type}`).join('')}`;
   const tables = `
 CREATE TABLE IF NOT EXISTS ${versions} (
   seq INTEGER PRIMARY KEY, id TEXT NOT NULL, created_at INTEGER NOT NULL, deleted INTEGER NOT NULL DEFAULT 0,
@@ -375,6 +442,121 @@ export class VersionTables {
     return out;
   }
 
+  /**
+   * A planned list query compiled to SQL: the filter, the cursor's seek and the order run on the
+   * indexed columns of the current rows (or of the versions newest at `at`); one statement reads
+   * the page (and one row more, to tell whether another page follows), another the count.
+   */
+  query(plan: PlannedQuery): QueryPage {
+    const { alias, from, payload, base, join, column } = this.source(plan.entity, plan.at);
+    const filterParams: unknown[] = [];
+    const filter = compileCondition(plan.where, false, column, filterParams);
+    const seekParams: unknown[] = [];
+    const seek = plan.after ? compileSeek(plan, column, seekParams) : '1';
+    const order = plan.sort.map((k) => `${column(k.field)} ${k.direction}`).join(', ');
+    const rows = this.statement(
+      `SELECT ${alias}.id, ${alias}.created_at, ${payload} ${from} ${join} (${filter}) AND (${seek}) ORDER BY ${order} LIMIT CAST(? AS INTEGER)`,
+    )
+      .raw(true)
+      .all(...base, ...filterParams, ...seekParams, plan.first + 1) as RawRow[];
+    const totalCount = plan.count
+      ? (this.statement(`SELECT count(*) ${from} ${join} (${filter})`)
+          .pluck()
+          .get(...base, ...filterParams) as number)
+      : undefined;
+    const records = this.records(rows.length > plan.first ? rows.slice(0, plan.first) : rows);
+    return {
+      records,
+      totalCount,
+      cursors: records.map((r) => encodeCursor(plan.sort, r)),
+      hasNextPage: rows.length > plan.first,
+    };
+  }
+
+  /**
+   * What a query reads: the current rows (with their payloads), or at a time the newest version of
+   * each id when it is live; `column` names a field's indexed column there.
+   */
+  private source(entity: EntityName, at: number | undefined) {
+    const t = this.of(entity);
+    const { versions, current } = tableNames(entity);
+    const alias = at === undefined ? 'c' : 'v';
+    const from =
+      at === undefined
+        ? t.layout === 'inline'
+          ? `FROM ${current} c`
+          : `FROM ${current} c JOIN ${versions} p ON p.seq = c.version`
+        : `FROM ${versions} v WHERE v.created_at <= ? AND v.deleted = 0 AND v.created_at = (SELECT max(w.created_at) FROM ${versions} w WHERE w.id = v.id AND w.created_at <= ?)`;
+    const payload = at === undefined ? (t.layout === 'inline' ? 'c.payload' : 'p.payload') : 'v.payload';
+    const column = (field: string) =>
+      field === 'id' || field === entities[entity].projectionKey ? `${alias}.id` : `${alias}.${quote(field)}`;
+    return {
+      alias,
+      from,
+      payload,
+      base: at === undefined ? [] : [at, at],
+      join: at === undefined ? 'WHERE' : 'AND',
+      column,
+    };
+  }
+
+  /** A planned aggregate as one GROUP BY statement over the indexed columns (at most maxGroups + 1 groups read). */
+  aggregate(plan: PlannedAggregate): AggregateGroup[] {
+    const { from, base, join, column } = this.source(plan.entity, plan.at);
+    const params: unknown[] = [];
+    const filter = compileCondition(plan.where, false, column, params);
+    const keys = plan.groupBy.map(column);
+    if (plan.bucket) {
+      const t = column(plan.bucket.field);
+      const size = bucketSizes[plan.bucket.unit];
+      const offset = bucketOffsets[plan.bucket.unit];
+      keys.push(`${t} - (((${t} - ${offset}) % ${size}) + ${size}) % ${size}`);
+    }
+    const metrics = plan.fields.flatMap((f) => {
+      const col = column(f);
+      return [`coalesce(sum(${col}), 0)`, `min(${col})`, `max(${col})`, `avg(${col})`];
+    });
+    const select = [...keys, 'count(*)', ...metrics].join(', ');
+    // Without keys SQL answers one row even over no rows: no rows make no group, as on MongoDB.
+    const positions = keys.map((_, i) => i + 1).join(', ');
+    const grouping = keys.length ? ` GROUP BY ${positions} ORDER BY ${positions}` : ' HAVING count(*) > 0';
+    const rows = this.statement(
+      `SELECT ${select} ${from} ${join} (${filter})${grouping} LIMIT CAST(? AS INTEGER)`,
+    )
+      .raw(true)
+      .all(...base, ...params, plan.maxGroups + 1) as unknown[][];
+    if (rows.length > plan.maxGroups) throw tooManyGroups(plan);
+    const groupCount = plan.groupBy.length;
+    const first = keys.length + 1;
+    return rows.map((row) => {
+      const per = (offset: number) =>
+        Object.fromEntries(plan.fields.map((f, i) => [f, row[first + i * 4 + offset] as number | null]));
+      return {
+        keys: Object.fromEntries(plan.groupBy.map((f, i) => [f, row[i] as string | null])),
+        bucket: plan.bucket ? (row[groupCount] as number | null) : null,
+        count: row[keys.length] as number,
+        sum: per(0) as Record<string, number>,
+        min: per(1),
+        max: per(2),
+        avg: per(3),
+      };
+    });
+  }
+
+  /** Prepared statements of compiled queries, by their SQL (the same query shape reuses its plan). */
+  private readonly compiled = new Map<string, Statement>();
+
+  private statement(sql: string): Statement {
+    let statement = this.compiled.get(sql);
+    if (!statement) {
+      // Query shapes are few in practice; a client cycling through shapes only costs re-preparing.
+      if (this.compiled.size >= COMPILED_STATEMENTS) this.compiled.clear();
+      statement = this.db.prepare(sql);
+      this.compiled.set(sql, statement);
+    }
+    return statement;
+  }
+
   list(entity: EntityName, options: PageOptions): StoredRecord[] {
     const t = this.of(entity);
     const params = { after: options.after ?? FIRST, limit: options.limit, at: options.at };
@@ -422,6 +604,84 @@ export class VersionTables {
     if (live && payload !== null) t.upsertCurrent.run(id, createdAt, payload);
     else t.deleteCurrent.run(id);
   }
+}
+
+/** Compiled query statements a store keeps prepared. */
+const COMPILED_STATEMENTS = 256;
+
+/**
+ * A condition as SQL over `column(field)`, its values appended to `params`. `negated` pushes a `not`
+ * down to the comparisons, where a row without the field counts as not matching (`IS NULL OR NOT …`),
+ * so SQL's unknown never leaks into `not`.
+ */
+function compileCondition(
+  where: Condition,
+  negated: boolean,
+  column: (field: string) => string,
+  params: unknown[],
+): string {
+  switch (where.op) {
+    case 'and':
+    case 'or': {
+      if (where.of.length === 0) return (where.op === 'and') !== negated ? '1' : '0';
+      const joiner = (where.op === 'and') !== negated ? ' AND ' : ' OR ';
+      return `(${where.of.map((c) => compileCondition(c, negated, column, params)).join(joiner)})`;
+    }
+    case 'not':
+      return compileCondition(where.of, !negated, column, params);
+    default: {
+      const col = column(where.field);
+      let test: string;
+      if (where.op === 'in') {
+        const values = where.value as readonly KeyValue[];
+        if (values.length === 0) return negated ? '1' : '0';
+        test = `${col} IN (${values.map(() => '?').join(', ')})`;
+        params.push(...values);
+      } else {
+        const sql = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' }[where.op];
+        test = `${col} ${sql} ?`;
+        params.push(where.value as KeyValue);
+      }
+      return negated ? `(${col} IS NULL OR NOT (${test}))` : test;
+    }
+  }
+}
+
+/**
+ * The rows after the cursor's row in the query's order: for some key, every earlier key equal and
+ * this one further along (missing values come first ascending, last descending).
+ */
+function compileSeek(plan: PlannedQuery, column: (field: string) => string, params: unknown[]): string {
+  const after = plan.after as readonly KeyValue[];
+  const terms: string[] = [];
+  plan.sort.forEach((key, i) => {
+    const parts: string[] = [];
+    for (let j = 0; j < i; j++) {
+      const col = column((plan.sort[j] as { field: string }).field);
+      const value = after[j] as KeyValue;
+      if (value === null) parts.push(`${col} IS NULL`);
+      else {
+        parts.push(`${col} = ?`);
+        params.push(value);
+      }
+    }
+    const col = column(key.field);
+    const value = after[i] as KeyValue;
+    if (key.direction === 'ASC') {
+      if (value === null) parts.push(`${col} IS NOT NULL`);
+      else {
+        parts.push(`${col} > ?`);
+        params.push(value);
+      }
+    } else if (value === null) {
+      parts.push('0');
+    } else {
+      parts.push(`(${col} < ? OR ${col} IS NULL)`);
+      params.push(value);
+    }
+    terms.push(`(${parts.join(' AND ')})`);
+  });
+  return terms.join(' OR ');
 }
 
 /** One version for `appendVersions`: `payload` already serialized. */

@@ -3,6 +3,8 @@ export const storeErrorCodes = {
   NOT_FOUND: 'STORE_NOT_FOUND',
   READ_ONLY: 'STORE_READ_ONLY',
   UNKNOWN_FIELD: 'STORE_UNKNOWN_FIELD',
+  /** A list query names a field, comparison or cursor the entity does not take. */
+  INVALID_QUERY: 'STORE_INVALID_QUERY',
   UNAVAILABLE: 'STORE_UNAVAILABLE',
   CONFLICT: 'STORE_CONFLICT',
 } as const;

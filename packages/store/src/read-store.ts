@@ -1,4 +1,5 @@
 import type { EntityName } from '@eggmesh/schema';
+import type { AggregateGroup, AggregateOptions, QueryOptions, QueryPage } from './query.js';
 import type { EntityReader } from './types.js';
 
 /** A projection document one projector commit wrote: its newest version in that commit. */
@@ -30,6 +31,18 @@ export interface ReadStore extends EntityReader {
    * once per commit. The feed of the live subscriptions: each read-api process polls it.
    */
   projectionChanges(after: number, through: number): Promise<ProjectionChange[]>;
+  /**
+   * A page of the rows matching a filter, in a sort order (tie-broken by id), after a cursor, with
+   * the total count; as of `at` when given. The adapter compiles filter, order and cursor for its
+   * storage (SQL, a MongoDB filter) and reads only the page and the count.
+   */
+  query(entity: EntityName, options: QueryOptions): Promise<QueryPage>;
+  /**
+   * Groups of the event rows matching a filter (by text fields and/or a time bucket), each with its
+   * count and the sum, min, max and avg of numeric fields, in group order; computed by the storage
+   * (SQL GROUP BY, a MongoDB $group), never by loading the rows.
+   */
+  aggregate(entity: EntityName, options: AggregateOptions): Promise<AggregateGroup[]>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

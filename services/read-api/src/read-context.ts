@@ -1,6 +1,17 @@
 import { materialize, type ProjectionName } from '@eggmesh/projections';
 import { type EntityName, entities, type Relation } from '@eggmesh/schema';
-import type { EntityReader, PageOptions, StoredRecord } from '@eggmesh/store';
+import {
+  type BucketUnit,
+  type EntityReader,
+  fieldKind,
+  isStoreError,
+  type OrderBy,
+  type PageOptions,
+  type ReadStore,
+  type StoredRecord,
+  storeErrorCodes,
+  type Where,
+} from '@eggmesh/store';
 import { graphqlError } from './errors.js';
 import { checkLimit } from './limits/cost.js';
 import { RelationLoader } from './loaders/relation-loader.js';
@@ -38,6 +49,63 @@ export interface PageArgs {
 export interface RelationArgs {
   readonly limit?: number | null;
   readonly after?: string | null;
+}
+
+/** The arguments of a connection field (`farmsConnection`). */
+export interface ConnectionArgs {
+  readonly where?: Record<string, unknown> | null;
+  readonly orderBy?: ReadonlyArray<Record<string, unknown>> | null;
+  readonly first?: number | null;
+  readonly after?: string | null;
+  readonly at?: number | null;
+}
+
+/** The arguments of an aggregate field (`layReportsAggregate`). */
+export interface AggregateArgs {
+  readonly where?: Record<string, unknown> | null;
+  readonly groupBy?: readonly string[] | null;
+  readonly bucket?: 'HOUR' | 'DAY' | 'WEEK' | null;
+  readonly at?: number | null;
+}
+
+/** A connection as GraphQL resolves it. */
+export interface Connection {
+  readonly nodes: Node[];
+  readonly edges: Array<{ cursor: string; node: Node }>;
+  readonly pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  readonly totalCount: number | undefined;
+}
+
+/** Ids are stored in lower case: an id filter matches them in any case (as `getById` does). */
+function lowerIds(entity: EntityName, where: Record<string, unknown>): Where {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(where)) {
+    if (value == null) continue;
+    if (key === 'and' || key === 'or')
+      out[key] = (value as Record<string, unknown>[]).map((w) => lowerIds(entity, w));
+    else if (key === 'not') out[key] = lowerIds(entity, value as Record<string, unknown>);
+    else if (fieldKind(entity, key) === 'id') {
+      const lower = (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v);
+      const condition = value as { eq?: unknown; in?: unknown[] };
+      out[key] = { ...condition, eq: lower(condition.eq), in: condition.in?.map(lower) };
+    } else out[key] = value;
+  }
+  return out as Where;
+}
+
+/** `[{ breed: ASC }, { dob: DESC }]`: each object names exactly one field. */
+function orderOf(orderBy: ConnectionArgs['orderBy']): OrderBy[] {
+  return (orderBy ?? []).map((key) => {
+    const entries = Object.entries(key).filter(([, direction]) => direction != null);
+    if (entries.length !== 1) {
+      throw graphqlError(
+        'BAD_QUERY',
+        'each orderBy object names exactly one field, e.g. [{ dob: DESC }, { name: ASC }]',
+      );
+    }
+    const [field, direction] = entries[0] as [string, 'ASC' | 'DESC'];
+    return { field, direction };
+  });
 }
 
 /** What one response may carry. */
@@ -91,7 +159,7 @@ export class ReadContext {
   exceeded: string | undefined;
 
   constructor(
-    private readonly store: EntityReader,
+    private readonly store: EntityReader & Pick<ReadStore, 'query' | 'aggregate'>,
     private readonly clock: () => number,
     private readonly limits: ListLimits,
     private readonly budget: ResponseBudget = { maxRows: Infinity, maxBytes: Infinity },
@@ -254,6 +322,92 @@ export class ReadContext {
     const { limit, after } = this.page(args);
     const records = await this.loader.load(relation.target, relation.targetField, key, at, { limit, after });
     return this.nodes(relation.target, records, at);
+  }
+
+  /**
+   * A page of the rows matching a filter in an order, with the total count: the store compiles the
+   * filter, order and cursor (SQL on SQLite, a pipeline on MongoDB). A filter, order or cursor the
+   * entity does not take is the client's error (`EGGMESH_BAD_QUERY`).
+   */
+  async connection(entity: EntityName, args: ConnectionArgs, count = true): Promise<Connection> {
+    const first = args.first ?? this.limits.defaultLimit;
+    if (!Number.isInteger(first) || first < 0 || first > this.limits.maxLimit) {
+      throw graphqlError('BAD_QUERY', `first must be between 0 and ${this.limits.maxLimit} (got ${first})`);
+    }
+    const at = checkAt(args.at);
+    const options = {
+      at,
+      first,
+      where: args.where ? lowerIds(entity, args.where) : undefined,
+      orderBy: orderOf(args.orderBy),
+      after: args.after ?? undefined,
+      count,
+    };
+    try {
+      return await this.read(
+        first,
+        () => this.store.query(entity, options),
+        (page) => {
+          const nodes = this.nodes(entity, page.records, at);
+          return {
+            nodes,
+            edges: nodes.map((node, i) => ({ cursor: page.cursors[i] as string, node })),
+            pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.cursors.at(-1) ?? null },
+            totalCount: page.totalCount,
+          };
+        },
+      );
+    } catch (error) {
+      if (isStoreError(error, storeErrorCodes.INVALID_QUERY)) throw graphqlError('BAD_QUERY', error.message);
+      throw error;
+    }
+  }
+
+  /**
+   * Groups of an event's rows with their numbers, computed by the store; at most `maxLimit` groups,
+   * each counted as a row of the response.
+   */
+  async aggregate(entity: EntityName, args: AggregateArgs): Promise<Node[]> {
+    const at = checkAt(args.at);
+    const fields = Object.entries(entities[entity].queryFields);
+    const options = {
+      at,
+      where: args.where ? lowerIds(entity, args.where) : undefined,
+      groupBy: args.groupBy ?? [],
+      bucket: args.bucket
+        ? {
+            field: fields.find(([, kind]) => kind === 'timestamp')?.[0] ?? 'timestamp',
+            unit: args.bucket.toLowerCase() as BucketUnit,
+          }
+        : undefined,
+      fields: fields.filter(([, kind]) => kind === 'number').map(([field]) => field),
+      maxGroups: this.limits.maxLimit,
+    };
+    try {
+      return await this.read(
+        this.limits.maxLimit,
+        () => this.store.aggregate(entity, options),
+        (groups) => {
+          const nodes: Node[] = groups.map((g) => ({
+            group: g.keys,
+            bucket: g.bucket === null ? null : new Date(g.bucket).toISOString(),
+            count: g.count,
+            sum: g.sum,
+            min: g.min,
+            max: g.max,
+            avg: g.avg,
+          }));
+          this.take(
+            nodes.length,
+            nodes.reduce((n, node) => n + nodeBytes(node), 0),
+          );
+          return nodes;
+        },
+      );
+    } catch (error) {
+      if (isStoreError(error, storeErrorCodes.INVALID_QUERY)) throw graphqlError('BAD_QUERY', error.message);
+      throw error;
+    }
   }
 
   /** Every row a root list matches (after `after`), page by page in id order, each page counted. */

@@ -1,5 +1,5 @@
 import type { Authenticator, ConfigOf } from '@eggmesh/service-kit';
-import type { EntityReader, ReadStore as StoreReadStore } from '@eggmesh/store';
+import type { EntityReader, ReadStore as PortReadStore } from '@eggmesh/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import mercurius, { type IResolvers, type MercuriusContext } from 'mercurius';
 import {
@@ -26,7 +26,9 @@ import { isJson } from './json-source.js';
  * What the GraphQL endpoints read from: entities and projections, how far each has come in the log,
  * when that moves and what the projector committed (the `ReadStore` port without its lifecycle).
  */
-export type ReadStore = EntityReader & Positions & Pick<StoreReadStore, 'projectionChanges'>;
+export type ReadStore = EntityReader &
+  Positions &
+  Pick<PortReadStore, 'projectionChanges' | 'query' | 'aggregate'>;
 
 export interface EndpointOptions {
   readonly path: string;

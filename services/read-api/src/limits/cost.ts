@@ -6,6 +6,7 @@ import type {
   GraphQLSchema,
   OperationDefinitionNode,
   SelectionSetNode,
+  ValueNode,
 } from 'graphql';
 import { graphqlError } from '../errors.js';
 import { getNamedType, getNullableType, isListType, isObjectType, Kind } from '../graphql/runtime.js';
@@ -79,6 +80,31 @@ export function estimateCost(
     return validLimit(limit, model.maxLimit) ? limit : 0;
   };
 
+  /** A connection's `first` (0..maxLimit, default defaultLimit), as `limitOf` reads `limit`. */
+  const firstOf = (field: FieldNode): number => {
+    const arg = field.arguments?.find((a) => a.name.value === 'first');
+    let first: unknown = model.defaultLimit;
+    if (arg?.value.kind === Kind.INT) first = Number(arg.value.value);
+    else if (arg?.value.kind === Kind.VARIABLE) {
+      readsVariables = true;
+      first = variables?.[arg.value.name.value] ?? model.defaultLimit;
+    }
+    if (typeof first !== 'number' || !Number.isInteger(first)) return model.defaultLimit;
+    return first >= 0 && first <= model.maxLimit ? first : 0;
+  };
+  /** The comparisons and sort keys a connection asks for (literals and variables alike), each a unit of work. */
+  const termsOf = (field: FieldNode): number => {
+    let terms = 0;
+    for (const arg of field.arguments ?? []) {
+      if (arg.name.value !== 'where' && arg.name.value !== 'orderBy') continue;
+      if (arg.value.kind === Kind.VARIABLE) readsVariables = true;
+      const value =
+        arg.value.kind === Kind.VARIABLE ? variables?.[arg.value.name.value] : valueFromAst(arg.value);
+      terms += countTerms(value);
+    }
+    return terms;
+  };
+
   const maxRows = model.maxRows ?? Number.POSITIVE_INFINITY;
   // The cost of a fragment under a given number of parent rows, memoised: a fragment spread many
   // times is walked once per distinct parent row count.
@@ -99,6 +125,31 @@ export function estimateCost(
         if (!definition) continue;
         const named = getNamedType(definition.type);
         if (!isObjectType(named)) continue;
+        if (isConnectionPart(parent)) {
+          // nodes, edges, node and pageInfo of a connection: its rows, counted where it was asked for.
+          if (selection.selectionSet) cost += walk(selection.selectionSet, named, parentRows, visiting);
+          continue;
+        }
+        if (named.name.endsWith('Aggregate')) {
+          // Up to a whole page of the maximum of groups, each a row, and the filter's comparisons;
+          // the groups' numbers are parts of them.
+          cost += Math.min(parentRows * model.maxLimit, maxRows) + parentRows * termsOf(selection);
+          continue;
+        }
+        if (named.name.endsWith('Connection')) {
+          // A page of `first` rows, the filter's comparisons and the sort keys, and a total count, which
+          // reads up to a whole page of the maximum per parent row (the count is index-served).
+          const rows = Math.min(parentRows * firstOf(selection), maxRows);
+          const counts = selection.selectionSet?.selections.some(
+            (s) => s.kind === Kind.FIELD && s.name.value === 'totalCount',
+          );
+          cost +=
+            rows +
+            parentRows * termsOf(selection) +
+            (counts ? Math.min(parentRows * model.maxLimit, maxRows) : 0);
+          if (selection.selectionSet) cost += walk(selection.selectionSet, named, rows, visiting);
+          continue;
+        }
         const list = isListType(getNullableType(definition.type));
         const rows = Math.min(parentRows * (list ? limitOf(selection) : 1), maxRows);
         cost += rows + (selection.selectionSet ? walk(selection.selectionSet, named, rows, visiting) : 0);
@@ -133,3 +184,26 @@ export function estimateCost(
 }
 
 const fixedCosts = new WeakMap<DocumentNode, Map<string, number>>();
+
+/** The types that wrap a connection's rows: reading them reads nothing more. */
+const isConnectionPart = (type: GraphQLObjectType): boolean =>
+  type.name.endsWith('Connection') || type.name.endsWith('Edge') || type.name === 'PageInfo';
+
+/** A literal argument as a plain value (variables inside it count as one term each). */
+function valueFromAst(node: ValueNode): unknown {
+  switch (node.kind) {
+    case Kind.OBJECT:
+      return Object.fromEntries(node.fields.map((f) => [f.name.value, valueFromAst(f.value)]));
+    case Kind.LIST:
+      return node.values.map(valueFromAst);
+    default:
+      return 1;
+  }
+}
+
+/** Comparisons (`{ eq: … }` counts one per operator) and sort keys in a `where` or `orderBy` value. */
+function countTerms(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce((sum: number, v) => sum + countTerms(v), 0);
+  if (value === null || typeof value !== 'object') return 1;
+  return Object.values(value).reduce((sum: number, v) => sum + countTerms(v), 0);
+}

@@ -10,6 +10,10 @@ export interface UnifiedNames {
   readonly single: string;
   /** All rows, e.g. `farms`. */
   readonly list: string;
+  /** The connection with filter, order, cursor and count, e.g. `farmsConnection`. */
+  readonly connection: string;
+  /** The aggregate of an event, e.g. `layReportsAggregate`. */
+  readonly aggregate: string;
   /** One per `getBy…` filter, e.g. `getByZone` → `farmsByZone`. */
   readonly filters: ReadonlyMap<string, string>;
 }
@@ -20,6 +24,8 @@ export function unifiedNames(entity: EntityName, filters: readonly FilterQuery[]
   return {
     single,
     list,
+    connection: `${list}Connection`,
+    aggregate: `${list}Aggregate`,
     filters: new Map(filters.map((f) => [f.query, `${list}${f.query.replace(/^get/, '')}`])),
   };
 }

@@ -1,6 +1,13 @@
 import { type EntityName, entities, entityNames, relationsOf } from '@eggmesh/schema';
-import type { GraphQLResolveInfo } from 'graphql';
-import { checkId, type Node, type PageArgs, type ReadContext } from '../read-context.js';
+import type { GraphQLResolveInfo, SelectionNode } from 'graphql';
+import {
+  type AggregateArgs,
+  type ConnectionArgs,
+  checkId,
+  type Node,
+  type PageArgs,
+  type ReadContext,
+} from '../read-context.js';
 import { unifiedNames } from './naming.js';
 import { safeIntScalar } from './safe-int.js';
 import { reachableFrom } from './sdl.js';
@@ -37,9 +44,31 @@ const lowerId = (id: string | null | undefined) => {
   return id?.toLowerCase();
 };
 
+/**
+ * Whether a connection field selects `totalCount` (directly or in a fragment): only then does the
+ * store count every matching row.
+ */
+function selectsTotalCount(info: GraphQLResolveInfo): boolean {
+  const seen = new Set<string>();
+  const walk = (selections: readonly SelectionNode[]): boolean =>
+    selections.some((s) => {
+      if (s.kind === 'Field') return s.name.value === 'totalCount';
+      if (s.kind === 'InlineFragment') return walk(s.selectionSet.selections);
+      if (seen.has(s.name.value)) return false;
+      seen.add(s.name.value);
+      const fragment = info.fragments[s.name.value];
+      return fragment ? walk(fragment.selectionSet.selections) : false;
+    });
+  return info.fieldNodes.some((node) => walk(node.selectionSet?.selections ?? []));
+}
+
 interface RootNames {
   readonly single: string;
   readonly list: string;
+  /** The connection field (unified schema only). */
+  readonly connection?: string;
+  /** The aggregate field of an event (unified schema only). */
+  readonly aggregate?: string;
   readonly filter: (query: string) => string;
 }
 
@@ -48,6 +77,13 @@ function rootResolvers(entity: EntityName, names: RootNames): Record<string, Res
     [names.single]: (_root, args, context) => context.read.byId(entity, lowerId(args.id), args.at),
     [names.list]: (_root, args, context) => context.read.all(entity, args),
   };
+  if (names.connection) {
+    fields[names.connection] = (_root, args, context, info) =>
+      context.read.connection(entity, args as ConnectionArgs, selectsTotalCount(info));
+  }
+  if (names.aggregate && entities[entity].kind === 'event') {
+    fields[names.aggregate] = (_root, args, context) => context.read.aggregate(entity, args as AggregateArgs);
+  }
   for (const filter of entities[entity].filters) {
     fields[names.filter(filter.query)] = (_root, args, context) =>
       context.read.filter(
