@@ -16,6 +16,7 @@ export {
   ConfigError,
   type ConfigOf,
   type CoreConfig,
+  type CorsOrigin,
   exitCodes,
   type HttpConfig,
   type JsonWebKeySet,

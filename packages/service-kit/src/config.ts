@@ -72,6 +72,11 @@ const url = (section: Section) =>
   );
 const isOn = (value: string) => value === 'true' || value === '1';
 
+/** The origins browser pages may call from: none (false), any (`*`), or the ones listed. */
+export type CorsOrigin = false | '*' | readonly string[];
+/** An origin as a browser sends it: scheme, host and port, nothing else. */
+const isOrigin = (entry: string) => URL.canParse(entry) && new URL(entry).origin === entry;
+
 const PROXY_KEYWORDS = new Set(['loopback', 'linklocal', 'uniquelocal']);
 /** One entry of a trusted-proxy list: an address, a CIDR range, or one of proxy-addr's keywords. */
 const isProxyEntry = (entry: string) => {
@@ -131,7 +136,20 @@ export const settings = Object.freeze({
   EGGMESH_JWT_AUDIENCE: text('security'),
   EGGMESH_JWT_CLOCK_SKEW_S: int('security', 30, 0, 300),
   EGGMESH_AUTH_READS: flag('security'),
-  EGGMESH_CORS_ORIGIN: text('security', '*'),
+  EGGMESH_CORS_ORIGIN: setting(
+    'security',
+    'none',
+    'none, *, or origins such as https://app.example separated by commas',
+    z
+      .string()
+      .transform((raw): CorsOrigin => {
+        const value = raw.trim();
+        if (value === 'none') return false;
+        if (value === '*') return '*';
+        return Object.freeze(value.split(',').map((entry) => entry.trim().replace(/\/$/, '')));
+      })
+      .refine((origin) => typeof origin !== 'object' || origin.every(isOrigin)),
+  ),
   EGGMESH_RATE_LIMIT_PER_MIN: int('security', 0, 0),
   EGGMESH_TRUSTED_PROXIES: proxies('security', 'loopback'),
   EGGMESH_LOG_LEVEL: oneOf('logging', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
@@ -235,6 +253,7 @@ const slices = {
       if (v.EGGMESH_HTTP_HEADERS_TIMEOUT_MS > v.EGGMESH_HTTP_REQUEST_TIMEOUT_MS)
         problems.push('EGGMESH_HTTP_HEADERS_TIMEOUT_MS must not exceed EGGMESH_HTTP_REQUEST_TIMEOUT_MS');
       return {
+        /** Which web pages' origins may call the service from a browser (none by default). */
         corsOrigin: v.EGGMESH_CORS_ORIGIN,
         bodyLimitBytes: v.EGGMESH_BODY_LIMIT_BYTES,
         /** Requests per minute one client address may make to one service; 0 = no limit. */

@@ -67,15 +67,36 @@ export const CORS_EXPOSED_HEADERS = [
   'location',
 ];
 
-/** The @fastify/cors options of every service (origins from `EGGMESH_CORS_ORIGIN`). */
+/**
+ * The @fastify/cors options of every service (origins from `EGGMESH_CORS_ORIGIN`). With none (the
+ * default) answers carry no CORS header and preflights are not answered (404 or 405), so a page from another
+ * origin can neither read an answer nor send a write that needs a preflight.
+ */
 export function corsOptions(config: Pick<Config, 'corsOrigin'>) {
-  const origin = config.corsOrigin.trim();
+  const origin = config.corsOrigin;
   return {
-    origin: origin === '*' ? '*' : origin.split(',').map((o) => o.trim()),
+    origin: typeof origin === 'object' ? [...origin] : origin,
     methods: CORS_METHODS,
     allowedHeaders: CORS_ALLOWED_HEADERS,
     exposedHeaders: CORS_EXPOSED_HEADERS,
     // Browsers cap this (Chromium at 2 h); 10 min spares most preflights without pinning a policy long.
     maxAge: 600,
   };
+}
+
+/**
+ * What a service says at start about who may write: with `EGGMESH_AUTH=none` anyone who reaches the
+ * port, and with `EGGMESH_CORS_ORIGIN=*` as well any web page open in a browser on a machine that
+ * reaches it.
+ */
+export function openAccessWarnings(config: Pick<Config, 'auth' | 'corsOrigin'>): string[] {
+  if (config.auth.mode !== 'none') return [];
+  const warnings = [
+    'writes are unauthenticated (EGGMESH_AUTH=none): anyone who can reach this port can write',
+  ];
+  if (config.corsOrigin === '*')
+    warnings.push(
+      'EGGMESH_CORS_ORIGIN=* with EGGMESH_AUTH=none: any web page a browser on a machine that reaches this port opens can write',
+    );
+  return warnings;
 }

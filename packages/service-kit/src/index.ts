@@ -21,6 +21,7 @@ export {
   CORS_METHODS,
   corsOptions,
   helmetOptions,
+  openAccessWarnings,
   PAGE_CSP,
   pageHelmetOptions,
 } from './http-security.js';

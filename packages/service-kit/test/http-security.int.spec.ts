@@ -99,7 +99,7 @@ const expectSecurityHeaders = (headers: Headers, what: string, page: boolean) =>
 describe('security headers, CORS and metrics on every service', () => {
   let s: Stack;
   beforeAll(async () => {
-    s = await startStack();
+    s = await startStack({ EGGMESH_CORS_ORIGIN: '*' });
   });
   afterAll(async () => s.close());
 
@@ -256,6 +256,34 @@ describe('security headers, CORS and metrics on every service', () => {
     expect(await (await fetch(`${s.urls.read}/metrics`)).text()).toMatch(
       /^eggmesh_http_request_duration_seconds_count\{route="\/health",method="GET",status_class="2xx"\} [1-9]\d*$/m,
     );
+  });
+});
+
+describe('CORS by default', () => {
+  let s: Stack;
+  beforeAll(async () => {
+    s = await startStack();
+  });
+  afterAll(async () => s.close());
+
+  it('lets no other origin in: no preflight answered, no allow-origin on any answer, on both services', async () => {
+    for (const url of [`${s.urls.write}/farm/api`, `${s.urls.read}/farm/api`, `${s.urls.read}/graphql`]) {
+      const preflight = await fetch(url, {
+        method: 'OPTIONS',
+        headers: { origin: 'http://evil.test', 'access-control-request-method': 'DELETE' },
+      });
+      await preflight.arrayBuffer();
+      expect(preflight.status, url).toBeGreaterThanOrEqual(400);
+      expect(preflight.headers.get('access-control-allow-origin'), url).toBeNull();
+      expect(preflight.headers.get('access-control-allow-methods'), url).toBeNull();
+    }
+    const created = await fetch(`${s.urls.write}/farm/api`, {
+      method: 'POST',
+      headers: { origin: 'http://evil.test', 'content-type': 'application/json' },
+      body: JSON.stringify(farm),
+    });
+    await created.arrayBuffer();
+    expect(created.headers.get('access-control-allow-origin')).toBeNull();
   });
 });
 
