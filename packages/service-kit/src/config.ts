@@ -135,6 +135,7 @@ export const settings = Object.freeze({
   EGGMESH_JWT_ISSUER: text('security'),
   EGGMESH_JWT_AUDIENCE: text('security'),
   EGGMESH_JWT_CLOCK_SKEW_S: int('security', 30, 0, 300),
+  EGGMESH_JWT_MAX_LIFETIME_S: int('security', 86_400, 1),
   EGGMESH_AUTH_READS: flag('security'),
   EGGMESH_CORS_ORIGIN: setting(
     'security',
@@ -287,6 +288,7 @@ const slices = {
       'EGGMESH_JWT_ISSUER',
       'EGGMESH_JWT_AUDIENCE',
       'EGGMESH_JWT_CLOCK_SKEW_S',
+      'EGGMESH_JWT_MAX_LIFETIME_S',
       'EGGMESH_AUTH_READS',
     ],
     (v, problems) => ({ auth: authConfig(v, problems) }),
@@ -488,8 +490,10 @@ export interface AuthConfig {
   readonly jwksUrl?: string;
   readonly issuer?: string;
   readonly audience?: string;
-  /** Leeway on `exp` and `nbf`, in seconds. */
+  /** Leeway on `exp`, `nbf` and `iat`, in seconds. */
   readonly clockSkewS: number;
+  /** Longest a token may be valid for, in seconds: from `iat` to `exp`, and from now to `exp`. */
+  readonly maxLifetimeS: number;
 }
 
 /** The auth settings, checked together: `jwt` needs exactly one key source, and a JWKS file must read. */
@@ -500,12 +504,14 @@ type AuthSetting =
   | 'EGGMESH_JWT_ISSUER'
   | 'EGGMESH_JWT_AUDIENCE'
   | 'EGGMESH_JWT_CLOCK_SKEW_S'
+  | 'EGGMESH_JWT_MAX_LIFETIME_S'
   | 'EGGMESH_AUTH_READS';
 function authConfig(c: Values<AuthSetting>, problems: string[]): AuthConfig {
   const base = {
     mode: c.EGGMESH_AUTH,
     reads: c.EGGMESH_AUTH === 'jwt' && c.EGGMESH_AUTH_READS,
     clockSkewS: c.EGGMESH_JWT_CLOCK_SKEW_S,
+    maxLifetimeS: c.EGGMESH_JWT_MAX_LIFETIME_S,
     ...(c.EGGMESH_JWT_ISSUER === undefined ? {} : { issuer: c.EGGMESH_JWT_ISSUER }),
     ...(c.EGGMESH_JWT_AUDIENCE === undefined ? {} : { audience: c.EGGMESH_JWT_AUDIENCE }),
   };

@@ -97,7 +97,7 @@ describe('configuration', () => {
       'EGGMESH_MONGODB_WRITE_CONCERN',
     ])
       expect(Object.keys(settings), internal).not.toContain(internal);
-    expect(Object.keys(settings).length).toBeLessThanOrEqual(42);
+    expect(Object.keys(settings).length).toBeLessThanOrEqual(43);
   });
 
   it('parses the MongoDB settings: store choice, URI, database', () => {
