@@ -24,6 +24,10 @@ export const errorTable = {
     status: 405,
     message: '%s is a projection: the projector owns it, so it answers GET only',
   },
+  EGGMESH_REQUEST_TIMEOUT: {
+    status: 408,
+    message: 'the request (its headers or its body) took too long to arrive',
+  },
   EGGMESH_ALREADY_EXISTS: { status: 409, message: '%s %s already exists' },
   // Limits.
   EGGMESH_BODY_TOO_LARGE: { status: 413, message: 'the request body is larger than %s bytes' },

@@ -13,6 +13,7 @@ export {
   answerClientError,
   applyHttpLimits,
   lingerOnRefusedBody,
+  maxHeaderBytes,
 } from './http-limits.js';
 export {
   API_CSP,

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp as buildReadApi } from '@eggmesh/read-api';
-import { CORS_METHODS, parseConfig, serviceApp, servicePlugin } from '@eggmesh/service-kit';
+import { applyHttpLimits, CORS_METHODS, parseConfig, serviceApp, servicePlugin } from '@eggmesh/service-kit';
 import {
   dataFiles,
   openPrimaryStore,
@@ -52,15 +52,20 @@ async function startStack(env: Record<string, string> = {}): Promise<Stack> {
   const primary = openPrimaryStore({ file: files.primary });
   const reader = new SqliteReadStore(primary, new ProjectionReader(files.projectionsDir));
   const write = await buildWriteApi({ config, primary, reader });
-  const readStore = openReadStore(dir);
-  const read = buildReadApi({ config, store: readStore });
   const address = async (app: FastifyInstance) => {
+    applyHttpLimits(app.server, config, app.log);
     await app.listen({ port: 0, host: '127.0.0.1' });
     const a = app.server.address();
     if (a === null || typeof a === 'string') throw new Error('no port');
     return `http://127.0.0.1:${a.port}`;
   };
   const writeUrl = await address(write);
+  const readStore = openReadStore(dir);
+  // The read-api forwards REST writes to this write-api, as the stack wires them.
+  const read = buildReadApi({
+    config: parseConfig({ ...base, EGGMESH_WRITE_API_URL: writeUrl }),
+    store: readStore,
+  });
   const readUrl = await address(read);
   return {
     write,
@@ -148,6 +153,21 @@ describe('security headers, CORS and metrics on every service', () => {
         expect(head.toLowerCase(), url).toContain('content-type: application/json');
         expect(JSON.parse(body), url).toMatchObject({ code });
       }
+    }
+  });
+
+  it('gives a long bearer token the same answer at the public port and at the write-api: one header limit', async () => {
+    const write = (url: string, bytes: number) =>
+      fetch(`${url}/farm/api`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${'a'.repeat(bytes)}` },
+        body: JSON.stringify(farm),
+      }).then(async (res) => ({ status: res.status, code: ((await res.json()) as { code?: string }).code }));
+    for (const bytes of [14 * 1024, 30 * 1024, 80 * 1024]) {
+      const direct = await write(s.urls.write, bytes);
+      const forwarded = await write(s.urls.read, bytes);
+      expect(forwarded, `${bytes} bytes`).toEqual(direct);
+      expect(direct.status, `${bytes} bytes`).toBe(bytes > 60_000 ? 431 : 201);
     }
   });
 
@@ -256,6 +276,31 @@ describe('security headers, CORS and metrics on every service', () => {
     expect(await (await fetch(`${s.urls.read}/metrics`)).text()).toMatch(
       /^eggmesh_http_request_duration_seconds_count\{route="\/health",method="GET",status_class="2xx"\} [1-9]\d*$/m,
     );
+  });
+});
+
+describe('slow clients (EGGMESH_HTTP_HEADERS_TIMEOUT_MS, EGGMESH_HTTP_REQUEST_TIMEOUT_MS)', () => {
+  let s: Stack;
+  beforeAll(async () => {
+    s = await startStack({ EGGMESH_HTTP_HEADERS_TIMEOUT_MS: '300', EGGMESH_HTTP_REQUEST_TIMEOUT_MS: '600' });
+  });
+  afterAll(async () => s.close());
+
+  it('answer 408 EGGMESH_REQUEST_TIMEOUT to a request head or body that stops arriving, and close', async () => {
+    const slow = {
+      head: 'POST /farm/api HTTP/1.1\r\nHost: x\r\nContent-Type: applica',
+      body: 'POST /farm/api HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":',
+    };
+    for (const url of [s.urls.write, s.urls.read]) {
+      for (const [what, text] of Object.entries(slow)) {
+        // Sent, then nothing: the server must answer and close on its own (the socket waits 20 s).
+        const answer = await raw(Number(new URL(url).port), text, 20_000);
+        const [head = '', body = ''] = answer.split('\r\n\r\n');
+        expect(head, `${what} ${url}`).toMatch(/^HTTP\/1.1 408 /);
+        expect(head.toLowerCase(), url).toContain('connection: close');
+        expect(JSON.parse(body), url).toMatchObject({ code: 'EGGMESH_REQUEST_TIMEOUT' });
+      }
+    }
   });
 });
 

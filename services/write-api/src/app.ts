@@ -5,6 +5,7 @@ import {
   type ConfigOf,
   createMetrics,
   healthResponseSchema,
+  maxHeaderBytes,
   serviceApp,
   servicePlugin,
 } from '@eggmesh/service-kit';
@@ -31,9 +32,7 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
     logger: options.logger ?? false,
     // Our own ids are UUIDs; keep Fastify's request ids short and unique per process.
     requestIdHeader: 'x-request-id',
-    // Room in the request line for a bulk GET of bulkMaxItems UUIDs (37 bytes each) plus ordinary
-    // headers; Node's default (16 KiB) would answer 431 past ~430 ids.
-    http: { maxHeaderSize: Math.max(16_384, config.bulkMaxItems * 37 + 8_192) },
+    http: { maxHeaderSize: maxHeaderBytes(config) },
   });
   // Every method Node parses reaches the router, so an unexpected one (QUERY, PROPFIND…) on a known
   // path is our 405 with an Allow header rather than Fastify's 400.
