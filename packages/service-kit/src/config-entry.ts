@@ -40,3 +40,4 @@ export {
   unknownEnvWarnings,
   withoutUnknownEnv,
 } from './env-check.js';
+export { acceptsConnections, portHolder } from './port-check.js';
