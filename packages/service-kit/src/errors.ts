@@ -48,6 +48,10 @@ export const errorTable = {
     status: 503,
     message: 'the service is overloaded; retry after %s s',
   },
+  EGGMESH_STORAGE_FULL: {
+    status: 507,
+    message: 'storage is full: nothing was written; retry after %s s',
+  },
   EGGMESH_UPSTREAM_TIMEOUT: { status: 504, message: 'the %s did not answer in time' },
   // GraphQL (read-api), in `errors[].extensions.code`; the status is the response's when the error
   // stops the whole request.

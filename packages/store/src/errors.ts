@@ -4,6 +4,8 @@ export const storeErrorCodes = {
   READ_ONLY: 'STORE_READ_ONLY',
   UNKNOWN_FIELD: 'STORE_UNKNOWN_FIELD',
   UNAVAILABLE: 'STORE_UNAVAILABLE',
+  /** No room left to write (a full disk or database): nothing was written; it clears when space returns. */
+  FULL: 'STORE_FULL',
   CONFLICT: 'STORE_CONFLICT',
 } as const;
 

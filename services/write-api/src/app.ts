@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { METHODS } from 'node:http';
-import { ApiError, prepareRest, registerRest, restNotFound } from '@eggmesh/rest';
+import { ApiError, prepareRest, registerRest, restNotFound, STORAGE_FULL_RETRY_S } from '@eggmesh/rest';
 import {
   type ConfigOf,
   createMetrics,
@@ -9,7 +9,7 @@ import {
   serviceApp,
   servicePlugin,
 } from '@eggmesh/service-kit';
-import type { EntityReader, PrimaryStore } from '@eggmesh/store';
+import { type EntityReader, isStoreError, type PrimaryStore, storeErrorCodes } from '@eggmesh/store';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 
 export interface WriteApiOptions {
@@ -94,13 +94,17 @@ async function documentAndProbe(app: FastifyInstance, primary: PrimaryStore): Pr
   );
   const readySchema = {
     summary: 'Storage answers',
-    response: { 200: status('ready'), ...always, 503: { $ref: 'Error#' } },
+    response: { 200: status('ready'), ...always, 503: { $ref: 'Error#' }, 507: { $ref: 'Error#' } },
   };
   app.get('/ready', { schema: readySchema }, async (_request, reply) => {
     try {
       await primary.ping();
       return { status: 'ready' };
     } catch (error) {
+      if (isStoreError(error, storeErrorCodes.FULL)) {
+        reply.code(507).header('retry-after', String(STORAGE_FULL_RETRY_S));
+        return new ApiError('EGGMESH_STORAGE_FULL', [STORAGE_FULL_RETRY_S]).toBody();
+      }
       reply.code(503);
       return new ApiError('EGGMESH_UNAVAILABLE', [], { cause: String(error) }).toBody();
     }
