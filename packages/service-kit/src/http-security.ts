@@ -1,5 +1,7 @@
 import type { FastifyHelmetOptions } from '@fastify/helmet';
+import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
+import { EggmeshError } from './errors.js';
 
 /**
  * The Content-Security-Policy of every answer that is not a page (JSON, metrics, the Markdown guide):
@@ -99,4 +101,34 @@ export function openAccessWarnings(config: Pick<Config, 'auth' | 'corsOrigin'>):
       'EGGMESH_CORS_ORIGIN=* with EGGMESH_AUTH=none: any web page a browser on a machine that reaches this port opens can write',
     );
   return warnings;
+}
+
+/** The charset a `content-type` names, in lower case; undefined when it names none. */
+const charsetOf = (contentType: string | undefined): string | undefined =>
+  /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
+
+/**
+ * Fastify's own JSON body parser, refusing a body declared in a charset other than UTF-8 (415
+ * EGGMESH_UNSUPPORTED_MEDIA_TYPE): JSON is UTF-8 (RFC 8259), and decoding latin1 or UTF-16 bytes as
+ * UTF-8 would store U+FFFD in place of what the client sent.
+ */
+export function utf8JsonOnly(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const charset = charsetOf(request.headers['content-type']);
+    if (charset === undefined || charset === 'utf-8' || charset === 'utf8') {
+      parse(request, body as string, done);
+      return;
+    }
+    done(
+      new EggmeshError(
+        'EGGMESH_UNSUPPORTED_MEDIA_TYPE',
+        [],
+        {},
+        `send the body as application/json in UTF-8 (charset=${charset} is not accepted)`,
+      ),
+      undefined,
+    );
+  });
 }

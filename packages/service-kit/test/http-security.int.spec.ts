@@ -171,6 +171,73 @@ describe('security headers, CORS and metrics on every service', () => {
     }
   });
 
+  it('refuses a body in a charset other than UTF-8 (415), on REST and GraphQL, at both ports', async () => {
+    const post = (url: string, type: string, body: string | Buffer) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': type }, body });
+    for (const url of [`${s.urls.write}/farm/api`, `${s.urls.read}/farm/api`, `${s.urls.read}/graphql`]) {
+      const json = url.endsWith('/graphql')
+        ? JSON.stringify({ query: '{ farms { id } }' })
+        : JSON.stringify(farm);
+      for (const charset of ['latin1', 'iso-8859-1', 'utf-16', '"windows-1252"']) {
+        const res = await post(url, `application/json; charset=${charset}`, Buffer.from(json, 'latin1'));
+        const body = (await res.json()) as { code?: string; errors?: { extensions?: { code?: string } }[] };
+        expect(res.status, `${charset} ${url}`).toBe(415);
+        // GraphQL names every refused HTTP request EGGMESH_GRAPHQL_BAD_REQUEST, with the HTTP status.
+        expect(body.code ?? body.errors?.[0]?.extensions?.code, url).toBe(
+          url.endsWith('/graphql') ? 'EGGMESH_GRAPHQL_BAD_REQUEST' : 'EGGMESH_UNSUPPORTED_MEDIA_TYPE',
+        );
+      }
+      const ok = await post(url, 'application/json; charset=UTF-8', json);
+      await ok.arrayBuffer();
+      expect(ok.status, url).toBe(url.endsWith('/graphql') ? 200 : 201);
+    }
+  });
+
+  it('refuses what no real record holds, naming the field, at both ports', async () => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['/farm/api', { ...farm, name: 'Sunny\u0000Acres' }, 'name'],
+      ['/farm/api', { ...farm, name: 'Sunny \uD800' }, 'name'],
+      ['/farm/api', { ...farm, name: '   ' }, 'name'],
+      [
+        '/hen/api',
+        {
+          name: 'Hetty',
+          coop_id: '00000000-0000-4000-8000-000000000001',
+          breed: 'sussex',
+          dob: '9999-12-31',
+        },
+        'dob',
+      ],
+      [
+        '/lay_report/api',
+        {
+          hen_id: '00000000-0000-4000-8000-000000000001',
+          coop_id: '00000000-0000-4000-8000-000000000002',
+          farm_id: '00000000-0000-4000-8000-000000000003',
+          eggs: 1,
+          timestamp: '0000-01-01T00:00:00Z',
+        },
+        'timestamp',
+      ],
+    ];
+    for (const base of [s.urls.write, s.urls.read]) {
+      for (const [path, body, field] of cases) {
+        const res = await fetch(`${base}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        const answer = (await res.json()) as { code: string; issues?: { path: (string | number)[] }[] };
+        expect(res.status, `${base}${path} ${field}`).toBe(400);
+        expect(answer.code).toBe('EGGMESH_VALIDATION');
+        expect(
+          answer.issues?.map((issue) => issue.path.join('.')),
+          `${path} ${field}`,
+        ).toEqual([field]);
+      }
+    }
+  });
+
   it('answers a browser preflight for every method and header the API uses, on the write-api and the read-api', async () => {
     const targets = [
       `${s.urls.write}/farm/api/00000000-0000-4000-8000-000000000001`,
