@@ -20,6 +20,11 @@ export interface RestOptions {
   readonly clock?: () => number;
 }
 
+/** How long a client is asked to wait when storage is full (seconds): room rarely returns sooner. */
+export const STORAGE_FULL_RETRY_S = 30;
+/** A full disk fails every write: it is logged once a minute, not once per request. */
+const STORAGE_FULL_LOG_MS = 60_000;
+
 /**
  * Maps storage and framework failures onto the error table. `index` (the failing item) is kept for
  * bulk requests only: a single write is one operation, so the store's index 0 says nothing.
@@ -36,6 +41,8 @@ function toApiError(error: FastifyError | Error, bodyLimit: number, bulk: boolea
     }
     // Storage unreachable (the scaled tier's MongoDB is down): nothing was acknowledged; retry later.
     if (error.code === storeErrorCodes.UNAVAILABLE) return new ApiError('EGGMESH_UNAVAILABLE');
+    if (error.code === storeErrorCodes.FULL)
+      return new ApiError('EGGMESH_STORAGE_FULL', [STORAGE_FULL_RETRY_S]);
   }
   const code = (error as FastifyError).code;
   switch (code) {
@@ -74,6 +81,7 @@ export function restNotFound(request: FastifyRequest, reply: FastifyReply): void
 export function prepareRest(app: FastifyInstance, config: RestConfig): void {
   app.setValidatorCompiler(() => () => true);
   for (const schema of sharedSchemas(entityNames, config.maxFutureMs)) app.addSchema(schema);
+  let fullLoggedAt = Number.NEGATIVE_INFINITY;
   app.setErrorHandler((error: FastifyError, request, reply) => {
     // A request no route matches fails before the not-found handler when its body cannot be read
     // (QUERY without a content type…): the missing route is still the answer.
@@ -81,6 +89,17 @@ export function prepareRest(app: FastifyInstance, config: RestConfig): void {
     const bulk = request.routeOptions.url?.endsWith('/bulk') ?? false;
     const apiError = toApiError(error, request.routeOptions.bodyLimit ?? config.bodyLimitBytes, bulk);
     if (apiError.code === 'EGGMESH_INTERNAL') request.log.error({ err: error }, 'unhandled error');
+    if (apiError.code === 'EGGMESH_STORAGE_FULL') {
+      const now = Date.now();
+      if (now - fullLoggedAt >= STORAGE_FULL_LOG_MS) {
+        fullLoggedAt = now;
+        request.log.error(
+          { reason: error.message },
+          'storage is full: writes answer 507 EGGMESH_STORAGE_FULL and /ready is not ready until one succeeds',
+        );
+      }
+      reply.header('retry-after', String(STORAGE_FULL_RETRY_S));
+    }
     reply.code(apiError.statusCode).send(apiError.toBody());
   });
 }

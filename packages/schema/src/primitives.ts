@@ -3,11 +3,44 @@ import { z } from 'zod';
 /** A UUID string (any RFC 9562 version; the write-api assigns v7 ids, or v4 with EGGMESH_ID_VERSION=4), stored in lower case. */
 export const uuid = () => z.uuid().transform((value) => value.toLowerCase());
 
-/** An ISO-8601 date-time with an offset or `Z`, e.g. `2026-11-22T06:30:00Z`. */
-export const timestamp = () => z.iso.datetime({ offset: true });
+/**
+ * The earliest year a date or time of a record may name: no hen, farm or egg report is older. The
+ * latest is the write side's to say, by its clock (`EGGMESH_MAX_FUTURE_MS` for event timestamps).
+ */
+export const MIN_YEAR = 1900;
 
-/** A calendar date `YYYY-MM-DD`. */
-export const date = () => z.iso.date();
+const yearFrom = (value: string): boolean => Number(value.slice(0, 4)) >= MIN_YEAR;
+const yearMessage = `the year must be ${MIN_YEAR} or later`;
+
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Text a record holds: no NUL character and no lone UTF-16 surrogate (neither is text; stores and
+ * clients truncate or mangle them).
+ */
+export const text = () =>
+  z
+    .string()
+    .refine((value) => !value.includes('\u0000'), { message: 'must not contain a NUL character' })
+    .refine((value) => !LONE_SURROGATE.test(value), { message: 'must not contain a lone UTF-16 surrogate' });
+
+/** A required name or label: text with at least one character that is not white space. */
+export const label = () =>
+  text().refine((value) => /\S/.test(value), { message: 'must not be empty or only white space' });
+
+/** An ISO-8601 date-time with an offset or `Z`, e.g. `2026-11-22T06:30:00Z`, from the year MIN_YEAR. */
+export const timestamp = () =>
+  z.iso.datetime({ offset: true, abort: true }).refine(yearFrom, { message: yearMessage });
+
+/** A date of birth: a calendar date from MIN_YEAR-01-01 to today (UTC). */
+export const birthDate = () =>
+  z.iso
+    .date({ abort: true })
+    .refine(yearFrom, { message: yearMessage })
+    .refine((value) => value <= new Date().toISOString().slice(0, 10), {
+      message: 'must not be in the future',
+    });
 
 /** The largest integer an entity field takes: GraphQL `Int` is 32-bit signed. */
 export const MAX_INT = 2_147_483_647;

@@ -504,6 +504,34 @@ describe('field rules of domain.md §1', () => {
     good('farm', 'owner', ['', 'Ada']);
   });
 
+  it('text holds no NUL and no lone surrogate; a required one is not only white space', () => {
+    for (const [name, field] of [
+      ['farm', 'name'],
+      ['farm', 'zone'],
+      ['hen', 'breed'],
+      ['coop', 'coop_type'],
+      ['container', 'name'],
+      ['consumer', 'name'],
+    ] as const) {
+      bad(name, field, ['   ', '\t\n', 'Sunny\u0000Acres', '\u0000', 'a\uD800', '\uDC00b', 'x\uDBFF']);
+      good(name, field, ['Sunny Acres', ' padded ', 'Ferme du Soleil \u00e9\u{1F95A}', '\uD83E\uDD5A']);
+    }
+    bad('farm', 'owner', ['Ann\u0000', '\uD800']);
+    const res = entities.farm.schema.safeParse({ name: ' ', farm_type: 'local_farm', zone: 'north' });
+    expect(res.success).toBe(false);
+    expect(res.error?.issues[0]?.message).toBe('must not be empty or only white space');
+  });
+
+  it('years are sane: timestamps from 1900 (the write side bounds the future), a dob from 1900 to today', () => {
+    for (const name of ['lay_report', 'storage_deposit', 'consumption_report'] as const) {
+      bad(name, 'timestamp', ['0000-01-01T00:00:00Z', '0001-01-01T00:00:00Z', '1899-12-31T23:59:59Z']);
+      good(name, 'timestamp', ['1900-01-01T00:00:00Z', '2026-02-20T06:30:00Z']);
+    }
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    bad('hen', 'dob', ['0000-01-01', '1899-12-31', '9999-12-31', tomorrow]);
+    good('hen', 'dob', ['1900-01-01', '2024-02-29', new Date().toISOString().slice(0, 10)]);
+  });
+
   it('optional fields may be left out but not set to null', () => {
     bad('farm', 'owner', [null, 3]);
     bad('hen', 'status', [null]);

@@ -60,6 +60,39 @@ function refusal(error: unknown): AuthError {
   return unauthenticated('the token is not valid (malformed, or its signature does not verify)', true);
 }
 
+/**
+ * True when each part of a compact JWT is canonical base64url: no padding, and the text the decoded
+ * bytes encode back to. A token that differs from that text (a trailing `=`, a last character whose
+ * unused bits are set) decodes to the same bytes, so it is a second spelling of a token someone
+ * signed: refused, so that a token has one form (logs, deny lists and caches compare text).
+ */
+function isCanonical(token: string): boolean {
+  const parts = token.split('.');
+  return (
+    parts.length === 3 &&
+    parts.every(
+      (part) =>
+        /^[A-Za-z0-9_-]*$/.test(part) && Buffer.from(part, 'base64url').toString('base64url') === part,
+    )
+  );
+}
+
+/**
+ * The time claims jose does not insist on: `exp` must be there, no later than `maxLifetimeS` from now
+ * nor from `iat`, and `iat` must not be in the future (beyond the skew). A token that never expires,
+ * or only in centuries, would stay a key for good once leaked.
+ */
+function checkLifetime(payload: JWTPayload, config: Pick<AuthConfig, 'clockSkewS' | 'maxLifetimeS'>): void {
+  const now = Math.floor(Date.now() / 1000);
+  const { exp, iat } = payload;
+  if (typeof exp !== 'number') throw unauthenticated('the token has no expiry (exp)', true);
+  if (iat !== undefined && iat > now + config.clockSkewS)
+    throw unauthenticated('the token is issued in the future (iat)', true);
+  const from = Math.min(now, iat ?? now);
+  if (exp - from > config.maxLifetimeS + config.clockSkewS)
+    throw unauthenticated(`the token is valid for longer than ${config.maxLifetimeS} s (exp)`, true);
+}
+
 /** jose, loaded on the first token: a service without auth (the default) never loads it. */
 let josePromise: Promise<typeof import('jose')> | undefined;
 const jose = () => {
@@ -69,17 +102,20 @@ const jose = () => {
 
 /**
  * Verifies bearer JWTs with the keys of the configuration: an HS256 secret, or the RS256/ES256 keys of
- * a JWKS (file read at boot, or https URL fetched and cached by jose). `exp` and `nbf` are honoured with
- * `clockSkewS` of leeway; `iss`/`aud` when configured. The one verifier of every service.
+ * a JWKS (file read at boot, or https URL fetched and cached by jose). Only canonical tokens are read;
+ * `exp` is required and capped (checkLifetime), `exp`, `nbf` and `iat` are honoured with `clockSkewS`
+ * of leeway; `iss`/`aud` when configured. The one verifier of every service.
  */
 export class Authenticator {
   readonly enabled: boolean;
   readonly reads: boolean;
+  private readonly lifetime: Pick<AuthConfig, 'clockSkewS' | 'maxLifetimeS'>;
   private readonly verifyToken: (token: string) => Promise<JWTPayload>;
 
   constructor(config: AuthConfig) {
     this.enabled = config.mode === 'jwt';
     this.reads = this.enabled && config.reads;
+    this.lifetime = { clockSkewS: config.clockSkewS, maxLifetimeS: config.maxLifetimeS };
     const options = {
       clockTolerance: config.clockSkewS,
       ...(config.issuer === undefined ? {} : { issuer: config.issuer }),
@@ -115,13 +151,17 @@ export class Authenticator {
     }
     const match = /^Bearer +([A-Za-z0-9\-_.~+/]+=*) *$/i.exec(header);
     if (!match) throw unauthenticated("the Authorization header is not 'Bearer <jwt>'", true);
+    const token = match[1] as string;
+    if (!isCanonical(token))
+      throw unauthenticated('the token is not valid: not in canonical form (unpadded base64url)', true);
     let payload: JWTPayload;
     try {
-      payload = await this.verifyToken(match[1] as string);
+      payload = await this.verifyToken(token);
     } catch (error) {
       if (error instanceof AuthError) throw error;
       throw refusal(error);
     }
+    checkLifetime(payload, this.lifetime);
     return { subject: payload.sub, scopes: scopesOf(payload) };
   }
 

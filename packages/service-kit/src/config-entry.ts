@@ -16,6 +16,7 @@ export {
   ConfigError,
   type ConfigOf,
   type CoreConfig,
+  type CorsOrigin,
   exitCodes,
   type HttpConfig,
   type JsonWebKeySet,
@@ -39,3 +40,4 @@ export {
   unknownEnvWarnings,
   withoutUnknownEnv,
 } from './env-check.js';
+export { acceptsConnections, portHolder } from './port-check.js';

@@ -79,6 +79,11 @@ const url = (section: Section) =>
   );
 const isOn = (value: string) => value === 'true' || value === '1';
 
+/** The origins browser pages may call from: none (false), any (`*`), or the ones listed. */
+export type CorsOrigin = false | '*' | readonly string[];
+/** An origin as a browser sends it: scheme, host and port, nothing else. */
+const isOrigin = (entry: string) => URL.canParse(entry) && new URL(entry).origin === entry;
+
 const PROXY_KEYWORDS = new Set(['loopback', 'linklocal', 'uniquelocal']);
 /** One entry of a trusted-proxy list: an address, a CIDR range, or one of proxy-addr's keywords. */
 const isProxyEntry = (entry: string) => {
@@ -139,8 +144,22 @@ export const settings = Object.freeze({
   EGGMESH_JWT_ISSUER: text('security'),
   EGGMESH_JWT_AUDIENCE: text('security'),
   EGGMESH_JWT_CLOCK_SKEW_S: int('security', 30, 0, 300),
+  EGGMESH_JWT_MAX_LIFETIME_S: int('security', 86_400, 1),
   EGGMESH_AUTH_READS: flag('security'),
-  EGGMESH_CORS_ORIGIN: text('security', '*'),
+  EGGMESH_CORS_ORIGIN: setting(
+    'security',
+    'none',
+    'none, *, or origins such as https://app.example separated by commas',
+    z
+      .string()
+      .transform((raw): CorsOrigin => {
+        const value = raw.trim();
+        if (value === 'none') return false;
+        if (value === '*') return '*';
+        return Object.freeze(value.split(',').map((entry) => entry.trim().replace(/\/$/, '')));
+      })
+      .refine((origin) => typeof origin !== 'object' || origin.every(isOrigin)),
+  ),
   EGGMESH_RATE_LIMIT_PER_MIN: int('security', 0, 0),
   EGGMESH_TRUSTED_PROXIES: proxies('security', 'loopback'),
   EGGMESH_LOG_LEVEL: oneOf('logging', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
@@ -247,6 +266,7 @@ const slices = {
       if (v.EGGMESH_HTTP_HEADERS_TIMEOUT_MS > v.EGGMESH_HTTP_REQUEST_TIMEOUT_MS)
         problems.push('EGGMESH_HTTP_HEADERS_TIMEOUT_MS must not exceed EGGMESH_HTTP_REQUEST_TIMEOUT_MS');
       return {
+        /** Which web pages' origins may call the service from a browser (none by default). */
         corsOrigin: v.EGGMESH_CORS_ORIGIN,
         bodyLimitBytes: v.EGGMESH_BODY_LIMIT_BYTES,
         /** Requests per minute one client address may make to one service; 0 = no limit. */
@@ -280,6 +300,7 @@ const slices = {
       'EGGMESH_JWT_ISSUER',
       'EGGMESH_JWT_AUDIENCE',
       'EGGMESH_JWT_CLOCK_SKEW_S',
+      'EGGMESH_JWT_MAX_LIFETIME_S',
       'EGGMESH_AUTH_READS',
     ],
     (v, problems) => ({ auth: authConfig(v, problems) }),
@@ -542,8 +563,10 @@ export interface AuthConfig {
   readonly jwksUrl?: string;
   readonly issuer?: string;
   readonly audience?: string;
-  /** Leeway on `exp` and `nbf`, in seconds. */
+  /** Leeway on `exp`, `nbf` and `iat`, in seconds. */
   readonly clockSkewS: number;
+  /** Longest a token may be valid for, in seconds: from `iat` to `exp`, and from now to `exp`. */
+  readonly maxLifetimeS: number;
 }
 
 /** The auth settings, checked together: `jwt` needs exactly one key source, and a JWKS file must read. */
@@ -554,12 +577,14 @@ type AuthSetting =
   | 'EGGMESH_JWT_ISSUER'
   | 'EGGMESH_JWT_AUDIENCE'
   | 'EGGMESH_JWT_CLOCK_SKEW_S'
+  | 'EGGMESH_JWT_MAX_LIFETIME_S'
   | 'EGGMESH_AUTH_READS';
 function authConfig(c: Values<AuthSetting>, problems: string[]): AuthConfig {
   const base = {
     mode: c.EGGMESH_AUTH,
     reads: c.EGGMESH_AUTH === 'jwt' && c.EGGMESH_AUTH_READS,
     clockSkewS: c.EGGMESH_JWT_CLOCK_SKEW_S,
+    maxLifetimeS: c.EGGMESH_JWT_MAX_LIFETIME_S,
     ...(c.EGGMESH_JWT_ISSUER === undefined ? {} : { issuer: c.EGGMESH_JWT_ISSUER }),
     ...(c.EGGMESH_JWT_AUDIENCE === undefined ? {} : { audience: c.EGGMESH_JWT_AUDIENCE }),
   };

@@ -24,6 +24,10 @@ export const errorTable = {
     status: 405,
     message: '%s is a projection: the projector owns it, so it answers GET only',
   },
+  EGGMESH_REQUEST_TIMEOUT: {
+    status: 408,
+    message: 'the request (its headers or its body) took too long to arrive',
+  },
   EGGMESH_ALREADY_EXISTS: { status: 409, message: '%s %s already exists' },
   // Limits.
   EGGMESH_BODY_TOO_LARGE: { status: 413, message: 'the request body is larger than %s bytes' },
@@ -43,6 +47,10 @@ export const errorTable = {
   EGGMESH_OVERLOADED: {
     status: 503,
     message: 'the service is overloaded; retry after %s s',
+  },
+  EGGMESH_STORAGE_FULL: {
+    status: 507,
+    message: 'storage is full: nothing was written; retry after %s s',
   },
   EGGMESH_UPSTREAM_TIMEOUT: { status: 504, message: 'the %s did not answer in time' },
   // GraphQL (read-api), in `errors[].extensions.code`; the status is the response's when the error

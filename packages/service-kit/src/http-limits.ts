@@ -15,7 +15,7 @@ export interface LimitsLogger {
  * Applies the client limits of `config.http` to a Node HTTP server before it listens. The timeouts are
  * Node's own server settings (set here because not every service builds its app with serviceApp()):
  * a client gets `headersTimeoutMs` for its headers and `requestTimeoutMs` for the whole request (else
- * 408 and the connection closes), a socket silent for `requestTimeoutMs` mid-request closes, an idle
+ * 408 and the connection closes), a socket silent a little longer than that closes, an idle
  * keep-alive connection closes after `keepAliveTimeoutMs`, and connections beyond `maxConnections` are
  * closed on accept. What Node has no setting for is done here: a client address (not a trusted proxy)
  * past `config.http.maxConnectionsPerClient` (IPv6 per /64) has its new connections closed on accept; both refusals are logged at
@@ -30,13 +30,14 @@ export function applyHttpLimits(
   server.headersTimeout = http.headersTimeoutMs;
   server.requestTimeout = http.requestTimeoutMs;
   server.keepAliveTimeout = http.keepAliveTimeoutMs;
-  server.setTimeout(http.requestTimeoutMs);
   server.maxConnections = http.maxConnections;
   // Node enforces the two request timeouts on a timer (30 s by default, read when the server starts
   // listening), so a 10 s limit could otherwise stretch to 40 s. A check a second costs nothing.
-  Object.assign(server, {
-    connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(http.headersTimeoutMs / 4))),
-  });
+  const checkEveryMs = Math.max(10, Math.min(1000, Math.floor(http.headersTimeoutMs / 4)));
+  Object.assign(server, { connectionsCheckingInterval: checkEveryMs });
+  // A silent socket closes without an answer, so it must outlast the request timeout's check, which
+  // answers a request still arriving with 408: silence mid-request is no longer than the request.
+  server.setTimeout(http.requestTimeoutMs + 2 * checkEveryMs);
   const refusals = { total: 0, perClient: 0, loggedAt: 0 };
   const refused = (perClient: boolean) => {
     refusals.total += 1;
@@ -101,17 +102,32 @@ export function applyHttpLimits(
 }
 
 /**
+ * The most bytes of request line and headers the write-api and the read-api (which forwards REST writes
+ * to it) accept, the same on both so that a request gets the same answer at either port: room for a
+ * bulk GET of `bulkMaxItems` UUIDs (37 bytes each) plus ordinary headers, and never less than Node's
+ * default (16 KiB). Past it: 431 EGGMESH_HEADERS_TOO_LARGE.
+ */
+export const maxHeaderBytes = (config: Pick<Config, 'bulkMaxItems'>): number =>
+  Math.max(16_384, config.bulkMaxItems * 37 + 8_192);
+
+/** What Node's HTTP server reports on `clientError`, and the code each gets. */
+const CLIENT_ERRORS: Readonly<Record<string, ErrorCode>> = {
+  HPE_HEADER_OVERFLOW: 'EGGMESH_HEADERS_TOO_LARGE',
+  // The headers or the whole request outlasted headersTimeout / requestTimeout.
+  ERR_HTTP_REQUEST_TIMEOUT: 'EGGMESH_REQUEST_TIMEOUT',
+};
+
+/**
  * Fastify's `clientErrorHandler` for every service: a request Node's parser refuses never reaches a
- * route (a malformed request line or header, headers or a URL over the size limit), and is answered
- * here in the services' error format (`EGGMESH_HEADERS_TOO_LARGE`, 431, or `EGGMESH_BAD_REQUEST`,
- * 400), and the connection closes: after a parse error the rest of its bytes cannot be framed.
+ * route (a malformed request line or header, headers or a URL over the size limit, a request slower
+ * than the timeouts), and is answered here in the services' error format (`EGGMESH_HEADERS_TOO_LARGE`,
+ * 431, `EGGMESH_REQUEST_TIMEOUT`, 408, or `EGGMESH_BAD_REQUEST`, 400), and the connection closes:
+ * after a parse error the rest of its bytes cannot be framed.
  */
 export function answerClientError(error: Error, socket: Duplex): void {
   if (!socket.writable) return;
   const answer = new EggmeshError(
-    (error as { code?: string }).code === 'HPE_HEADER_OVERFLOW'
-      ? 'EGGMESH_HEADERS_TOO_LARGE'
-      : 'EGGMESH_BAD_REQUEST',
+    CLIENT_ERRORS[(error as { code?: string }).code ?? ''] ?? 'EGGMESH_BAD_REQUEST',
   );
   const body = JSON.stringify(answer.toBody());
   socket.end(

@@ -1,5 +1,7 @@
+import type { FastifyInstance } from 'fastify';
 import type { HelmetOptions } from 'helmet';
 import type { Config } from './config.js';
+import { EggmeshError } from './errors.js';
 
 /**
  * The Content-Security-Policy of every answer that is not a page (JSON, metrics, the Markdown guide):
@@ -68,15 +70,66 @@ export const CORS_EXPOSED_HEADERS = [
   'location',
 ];
 
-/** The @fastify/cors options of every service (origins from `EGGMESH_CORS_ORIGIN`). */
+/**
+ * The @fastify/cors options of every service (origins from `EGGMESH_CORS_ORIGIN`). With none (the
+ * default) answers carry no CORS header and preflights are not answered (404 or 405), so a page from another
+ * origin can neither read an answer nor send a write that needs a preflight.
+ */
 export function corsOptions(config: Pick<Config, 'corsOrigin'>) {
-  const origin = config.corsOrigin.trim();
+  const origin = config.corsOrigin;
   return {
-    origin: origin === '*' ? '*' : origin.split(',').map((o) => o.trim()),
+    origin: typeof origin === 'object' ? [...origin] : origin,
     methods: CORS_METHODS,
     allowedHeaders: CORS_ALLOWED_HEADERS,
     exposedHeaders: CORS_EXPOSED_HEADERS,
     // Browsers cap this (Chromium at 2 h); 10 min spares most preflights without pinning a policy long.
     maxAge: 600,
   };
+}
+
+/**
+ * What a service says at start about who may write: with `EGGMESH_AUTH=none` anyone who reaches the
+ * port, and with `EGGMESH_CORS_ORIGIN=*` as well any web page open in a browser on a machine that
+ * reaches it.
+ */
+export function openAccessWarnings(config: Pick<Config, 'auth' | 'corsOrigin'>): string[] {
+  if (config.auth.mode !== 'none') return [];
+  const warnings = [
+    'writes are unauthenticated (EGGMESH_AUTH=none): anyone who can reach this port can write',
+  ];
+  if (config.corsOrigin === '*')
+    warnings.push(
+      'EGGMESH_CORS_ORIGIN=* with EGGMESH_AUTH=none: any web page a browser on a machine that reaches this port opens can write',
+    );
+  return warnings;
+}
+
+/** The charset a `content-type` names, in lower case; undefined when it names none. */
+const charsetOf = (contentType: string | undefined): string | undefined =>
+  /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
+
+/**
+ * Fastify's own JSON body parser, refusing a body declared in a charset other than UTF-8 (415
+ * EGGMESH_UNSUPPORTED_MEDIA_TYPE): JSON is UTF-8 (RFC 8259), and decoding latin1 or UTF-16 bytes as
+ * UTF-8 would store U+FFFD in place of what the client sent.
+ */
+export function utf8JsonOnly(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const charset = charsetOf(request.headers['content-type']);
+    if (charset === undefined || charset === 'utf-8' || charset === 'utf8') {
+      parse(request, body as string, done);
+      return;
+    }
+    done(
+      new EggmeshError(
+        'EGGMESH_UNSUPPORTED_MEDIA_TYPE',
+        [],
+        {},
+        `send the body as application/json in UTF-8 (charset=${charset} is not accepted)`,
+      ),
+      undefined,
+    );
+  });
 }

@@ -13,6 +13,7 @@ export {
   answerClientError,
   applyHttpLimits,
   lingerOnRefusedBody,
+  maxHeaderBytes,
 } from './http-limits.js';
 export {
   API_CSP,
@@ -21,6 +22,7 @@ export {
   CORS_METHODS,
   corsOptions,
   helmetOptions,
+  openAccessWarnings,
   PAGE_CSP,
   pageHelmetOptions,
 } from './http-security.js';

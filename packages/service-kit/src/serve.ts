@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { withServiceDefaults } from './app.js';
 import { type Config, exitCodes } from './config.js';
 import { applyHttpLimits } from './http-limits.js';
+import { acceptsConnections, portHolder } from './port-check.js';
 
 export interface ServeOptions {
   readonly port: number;
@@ -92,16 +93,43 @@ export async function serve(app: FastifyInstance, options: ServeOptions): Promis
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
   const port = options.port;
+  await waitForConnectionOnPort(app, port, options.config.host);
   try {
     await app.listen({ port, host: options.config.host });
   } catch (error) {
     if (!(error instanceof Error) || !('code' in error) || error.code !== 'EADDRINUSE') throw error;
+    // Still held by a connection only: an ordinary failure, which a restart retries.
+    if (!(await acceptsConnections(port, options.config.host))) throw error;
     // Restarting cannot fix this: say which port, and exit with the code the supervisor recognises.
     app.log.fatal(
       { port, host: options.config.host },
       `cannot listen: port ${port} on ${options.config.host} is in use by another process (is another eggmesh running?)`,
     );
     process.exit(exitCodes.portInUse);
+  }
+}
+
+/** How long serve() waits for a connection that holds its port (not a listener) to go away. */
+const HELD_PORT_WAIT_MS = 30_000;
+
+/**
+ * Waits while `port` is held by a socket that is not listening (an outgoing connection of any process
+ * on this host that got it as its ephemeral port): it goes away when that connection closes, so it is
+ * no reason to give up as for a port another server listens on. Port 0 and a listener return at once
+ * (listen() then reports the listener).
+ */
+async function waitForConnectionOnPort(app: FastifyInstance, port: number, host: string): Promise<void> {
+  if (port === 0) return;
+  const deadline = Date.now() + HELD_PORT_WAIT_MS;
+  let told = false;
+  while ((await portHolder(port, host)) === 'connection' && Date.now() < deadline) {
+    if (!told)
+      app.log.warn(
+        { port, host },
+        `port ${port} is held by a connection, not a listener; waiting for it to close`,
+      );
+    told = true;
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
 

@@ -7,7 +7,7 @@ import helmet from 'helmet';
 import { withServiceDefaults } from './app.js';
 import type { Config } from './config.js';
 import { EggmeshError } from './errors.js';
-import { corsOptions, helmetOptions, pageHelmetOptions } from './http-security.js';
+import { corsOptions, helmetOptions, pageHelmetOptions, utf8JsonOnly } from './http-security.js';
 import { createMetrics, installMetrics, type Metrics } from './metrics.js';
 
 declare module 'fastify' {
@@ -92,7 +92,8 @@ const pathOf = (url: string): string => {
 };
 
 /**
- * Everything every eggmesh service puts around its routes, in one Fastify plugin: helmet's
+ * Everything every eggmesh service puts around its routes, in one Fastify plugin: JSON bodies in UTF-8
+ * only (utf8JsonOnly), helmet's
  * security headers (PAGE_CSP on the `pages`, API_CSP elsewhere), @fastify/cors, overload shedding with
  * @fastify/under-pressure (503 EGGMESH_OVERLOADED with `retry-after`), the per-client rate limit of
  * `EGGMESH_RATE_LIMIT_PER_MIN` with @fastify/rate-limit (429 EGGMESH_RATE_LIMITED with
@@ -110,6 +111,7 @@ async function eggmeshService(app: FastifyInstance, options: ServicePluginOption
       }
     });
   }
+  utf8JsonOnly(app);
   // helmet's middlewares are built once, here: @fastify/helmet builds them again on every request
   // (ADR 0004).
   const apiHeaders = helmet(helmetOptions);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError, parseConfig, settingNames, settings } from '@eggmesh/service-kit';
+import { ConfigError, openAccessWarnings, parseConfig, settingNames, settings } from '@eggmesh/service-kit';
 import { describe, expect, it } from 'vitest';
 
 const doc = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
@@ -97,7 +97,7 @@ describe('configuration', () => {
       'EGGMESH_MONGODB_WRITE_CONCERN',
     ])
       expect(Object.keys(settings), internal).not.toContain(internal);
-    expect(Object.keys(settings).length).toBeLessThanOrEqual(47);
+    expect(Object.keys(settings).length).toBeLessThanOrEqual(48);
   });
 
   it('parses the MongoDB settings: store choice, URI, database', () => {
@@ -240,6 +240,29 @@ describe('reading each kind of setting', () => {
     expect(problemsOf({ EGGMESH_WRITE_API_URL: 'http://' })).toEqual([
       'EGGMESH_WRITE_API_URL: "http://" is not a URL such as http://127.0.0.1:3034',
     ]);
+  });
+
+  it('CORS origins: none by default, `*`, or a list of origins; anything else refused', () => {
+    expect(parseConfig({}).corsOrigin).toBe(false);
+    expect(parseConfig({ EGGMESH_CORS_ORIGIN: '*' }).corsOrigin).toBe('*');
+    expect(parseConfig({ EGGMESH_CORS_ORIGIN: 'https://a.example, http://b.test:8080/' }).corsOrigin).toEqual(
+      ['https://a.example', 'http://b.test:8080'],
+    );
+    expect(problemsOf({ EGGMESH_CORS_ORIGIN: 'a.example' })).toEqual([
+      'EGGMESH_CORS_ORIGIN: "a.example" is not none, *, or origins such as https://app.example separated by commas',
+    ]);
+    expect(problemsOf({ EGGMESH_CORS_ORIGIN: 'https://a.example/app' })).toHaveLength(1);
+  });
+
+  it('warns at start when anyone may write, and louder when any web page may', () => {
+    const open = openAccessWarnings(parseConfig({}));
+    expect(open).toHaveLength(1);
+    expect(open[0]).toContain('EGGMESH_AUTH=none');
+    const anyPage = openAccessWarnings(parseConfig({ EGGMESH_CORS_ORIGIN: '*' }));
+    expect(anyPage).toHaveLength(2);
+    expect(anyPage[1]).toContain('EGGMESH_CORS_ORIGIN=*');
+    const secured = { EGGMESH_AUTH: 'jwt', EGGMESH_JWT_SECRET: 'x'.repeat(32), EGGMESH_CORS_ORIGIN: '*' };
+    expect(openAccessWarnings(parseConfig(secured))).toEqual([]);
   });
 
   it('the JWT secret: at least 32 characters, and an error never shows it', () => {

@@ -10,7 +10,7 @@ const rows = [...doc.matchAll(/^\| `([A-Z][A-Z_]+)` \| (\d{3}) \|/gm)].map(
 
 describe('the one error table', () => {
   it('has the codes it has: adding or removing one is a decision (update this count and docs/api.md)', () => {
-    expect(Object.keys(errorTable)).toHaveLength(35);
+    expect(Object.keys(errorTable)).toHaveLength(37);
   });
 
   it('docs/api.md lists every code with its status, once', () => {

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp as buildReadApi } from '@eggmesh/read-api';
-import { CORS_METHODS, parseConfig, serviceApp, servicePlugin } from '@eggmesh/service-kit';
+import { applyHttpLimits, CORS_METHODS, parseConfig, serviceApp, servicePlugin } from '@eggmesh/service-kit';
 import {
   dataFiles,
   openPrimaryStore,
@@ -52,15 +52,20 @@ async function startStack(env: Record<string, string> = {}): Promise<Stack> {
   const primary = openPrimaryStore({ file: files.primary });
   const reader = new SqliteReadStore(primary, new ProjectionReader(files.projectionsDir));
   const write = await buildWriteApi({ config, primary, reader });
-  const readStore = openReadStore(dir);
-  const read = buildReadApi({ config, store: readStore });
   const address = async (app: FastifyInstance) => {
+    applyHttpLimits(app.server, config, app.log);
     await app.listen({ port: 0, host: '127.0.0.1' });
     const a = app.server.address();
     if (a === null || typeof a === 'string') throw new Error('no port');
     return `http://127.0.0.1:${a.port}`;
   };
   const writeUrl = await address(write);
+  const readStore = openReadStore(dir);
+  // The read-api forwards REST writes to this write-api, as the stack wires them.
+  const read = buildReadApi({
+    config: parseConfig({ ...base, EGGMESH_WRITE_API_URL: writeUrl }),
+    store: readStore,
+  });
   const readUrl = await address(read);
   return {
     write,
@@ -99,7 +104,7 @@ const expectSecurityHeaders = (headers: Headers, what: string, page: boolean) =>
 describe('security headers, CORS and metrics on every service', () => {
   let s: Stack;
   beforeAll(async () => {
-    s = await startStack();
+    s = await startStack({ EGGMESH_CORS_ORIGIN: '*' });
   });
   afterAll(async () => s.close());
 
@@ -147,6 +152,88 @@ describe('security headers, CORS and metrics on every service', () => {
         expect(head.toLowerCase(), url).toContain('connection: close');
         expect(head.toLowerCase(), url).toContain('content-type: application/json');
         expect(JSON.parse(body), url).toMatchObject({ code });
+      }
+    }
+  });
+
+  it('gives a long bearer token the same answer at the public port and at the write-api: one header limit', async () => {
+    const write = (url: string, bytes: number) =>
+      fetch(`${url}/farm/api`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${'a'.repeat(bytes)}` },
+        body: JSON.stringify(farm),
+      }).then(async (res) => ({ status: res.status, code: ((await res.json()) as { code?: string }).code }));
+    for (const bytes of [14 * 1024, 30 * 1024, 80 * 1024]) {
+      const direct = await write(s.urls.write, bytes);
+      const forwarded = await write(s.urls.read, bytes);
+      expect(forwarded, `${bytes} bytes`).toEqual(direct);
+      expect(direct.status, `${bytes} bytes`).toBe(bytes > 60_000 ? 431 : 201);
+    }
+  });
+
+  it('refuses a body in a charset other than UTF-8 (415), on REST and GraphQL, at both ports', async () => {
+    const post = (url: string, type: string, body: string | Buffer) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': type }, body });
+    for (const url of [`${s.urls.write}/farm/api`, `${s.urls.read}/farm/api`, `${s.urls.read}/graphql`]) {
+      const json = url.endsWith('/graphql')
+        ? JSON.stringify({ query: '{ farms { id } }' })
+        : JSON.stringify(farm);
+      for (const charset of ['latin1', 'iso-8859-1', 'utf-16', '"windows-1252"']) {
+        const res = await post(url, `application/json; charset=${charset}`, Buffer.from(json, 'latin1'));
+        const body = (await res.json()) as { code?: string; errors?: { extensions?: { code?: string } }[] };
+        expect(res.status, `${charset} ${url}`).toBe(415);
+        // GraphQL names every refused HTTP request EGGMESH_GRAPHQL_BAD_REQUEST, with the HTTP status.
+        expect(body.code ?? body.errors?.[0]?.extensions?.code, url).toBe(
+          url.endsWith('/graphql') ? 'EGGMESH_GRAPHQL_BAD_REQUEST' : 'EGGMESH_UNSUPPORTED_MEDIA_TYPE',
+        );
+      }
+      const ok = await post(url, 'application/json; charset=UTF-8', json);
+      await ok.arrayBuffer();
+      expect(ok.status, url).toBe(url.endsWith('/graphql') ? 200 : 201);
+    }
+  });
+
+  it('refuses what no real record holds, naming the field, at both ports', async () => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['/farm/api', { ...farm, name: 'Sunny\u0000Acres' }, 'name'],
+      ['/farm/api', { ...farm, name: 'Sunny \uD800' }, 'name'],
+      ['/farm/api', { ...farm, name: '   ' }, 'name'],
+      [
+        '/hen/api',
+        {
+          name: 'Hetty',
+          coop_id: '00000000-0000-4000-8000-000000000001',
+          breed: 'sussex',
+          dob: '9999-12-31',
+        },
+        'dob',
+      ],
+      [
+        '/lay_report/api',
+        {
+          hen_id: '00000000-0000-4000-8000-000000000001',
+          coop_id: '00000000-0000-4000-8000-000000000002',
+          farm_id: '00000000-0000-4000-8000-000000000003',
+          eggs: 1,
+          timestamp: '0000-01-01T00:00:00Z',
+        },
+        'timestamp',
+      ],
+    ];
+    for (const base of [s.urls.write, s.urls.read]) {
+      for (const [path, body, field] of cases) {
+        const res = await fetch(`${base}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        const answer = (await res.json()) as { code: string; issues?: { path: (string | number)[] }[] };
+        expect(res.status, `${base}${path} ${field}`).toBe(400);
+        expect(answer.code).toBe('EGGMESH_VALIDATION');
+        expect(
+          answer.issues?.map((issue) => issue.path.join('.')),
+          `${path} ${field}`,
+        ).toEqual([field]);
       }
     }
   });
@@ -256,6 +343,59 @@ describe('security headers, CORS and metrics on every service', () => {
     expect(await (await fetch(`${s.urls.read}/metrics`)).text()).toMatch(
       /^eggmesh_http_request_duration_seconds_count\{route="\/health",method="GET",status_class="2xx"\} [1-9]\d*$/m,
     );
+  });
+});
+
+describe('slow clients (EGGMESH_HTTP_HEADERS_TIMEOUT_MS, EGGMESH_HTTP_REQUEST_TIMEOUT_MS)', () => {
+  let s: Stack;
+  beforeAll(async () => {
+    s = await startStack({ EGGMESH_HTTP_HEADERS_TIMEOUT_MS: '300', EGGMESH_HTTP_REQUEST_TIMEOUT_MS: '600' });
+  });
+  afterAll(async () => s.close());
+
+  it('answer 408 EGGMESH_REQUEST_TIMEOUT to a request head or body that stops arriving, and close', async () => {
+    const slow = {
+      head: 'POST /farm/api HTTP/1.1\r\nHost: x\r\nContent-Type: applica',
+      body: 'POST /farm/api HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":',
+    };
+    for (const url of [s.urls.write, s.urls.read]) {
+      for (const [what, text] of Object.entries(slow)) {
+        // Sent, then nothing: the server must answer and close on its own (the socket waits 20 s).
+        const answer = await raw(Number(new URL(url).port), text, 20_000);
+        const [head = '', body = ''] = answer.split('\r\n\r\n');
+        expect(head, `${what} ${url}`).toMatch(/^HTTP\/1.1 408 /);
+        expect(head.toLowerCase(), url).toContain('connection: close');
+        expect(JSON.parse(body), url).toMatchObject({ code: 'EGGMESH_REQUEST_TIMEOUT' });
+      }
+    }
+  });
+});
+
+describe('CORS by default', () => {
+  let s: Stack;
+  beforeAll(async () => {
+    s = await startStack();
+  });
+  afterAll(async () => s.close());
+
+  it('lets no other origin in: no preflight answered, no allow-origin on any answer, on both services', async () => {
+    for (const url of [`${s.urls.write}/farm/api`, `${s.urls.read}/farm/api`, `${s.urls.read}/graphql`]) {
+      const preflight = await fetch(url, {
+        method: 'OPTIONS',
+        headers: { origin: 'http://evil.test', 'access-control-request-method': 'DELETE' },
+      });
+      await preflight.arrayBuffer();
+      expect(preflight.status, url).toBeGreaterThanOrEqual(400);
+      expect(preflight.headers.get('access-control-allow-origin'), url).toBeNull();
+      expect(preflight.headers.get('access-control-allow-methods'), url).toBeNull();
+    }
+    const created = await fetch(`${s.urls.write}/farm/api`, {
+      method: 'POST',
+      headers: { origin: 'http://evil.test', 'content-type': 'application/json' },
+      body: JSON.stringify(farm),
+    });
+    await created.arrayBuffer();
+    expect(created.headers.get('access-control-allow-origin')).toBeNull();
   });
 });
 

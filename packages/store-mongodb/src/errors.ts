@@ -47,9 +47,24 @@ export function isDuplicateKey(error: unknown): boolean {
   return error instanceof MongoServerError && error.code === 11000;
 }
 
+/** MongoDB's OutOfDiskSpace (14031), and the out-of-space messages of servers that send no code for it. */
+export function isOutOfSpace(error: unknown): boolean {
+  if (!(error instanceof MongoServerError)) return false;
+  return (
+    error.code === 14031 ||
+    error.codeName === 'OutOfDiskSpace' ||
+    /no space left on device|out of disk space|disk is full|OutOfDiskSpace/i.test(error.message)
+  );
+}
+
 /** Translates driver failures into the port's stable codes; anything else passes through. */
 export function toStoreError(error: unknown): unknown {
   if (error instanceof StoreError) return error;
+  if (isOutOfSpace(error)) {
+    return new StoreError(storeErrorCodes.FULL, `MongoDB has no room to write: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
   if (isUnreachable(error)) {
     return new StoreError(
       storeErrorCodes.UNAVAILABLE,

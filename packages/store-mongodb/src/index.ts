@@ -6,7 +6,7 @@ export {
   ConnectingProjectionStore,
   ConnectingReadStore,
 } from './connecting.js';
-export { isUnreachable } from './errors.js';
+export { isOutOfSpace, isUnreachable, toStoreError } from './errors.js';
 export {
   connectingMongoEventLog,
   MongoEventLog,

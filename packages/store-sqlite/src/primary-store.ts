@@ -1,3 +1,5 @@
+import { statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { type EntityName, entities, entityNames } from '@eggmesh/schema';
 import {
   type CommitResult,
@@ -13,6 +15,13 @@ import type { Statement } from 'better-sqlite3';
 import { ChangeSignal } from './change-signal.js';
 import { openDatabase, type SqliteDatabase, type Synchronous } from './database.js';
 import { addMissingColumns, tableNames, VersionTables, VersionTablesReader } from './version-tables.js';
+
+/** A trial write (see ping()) spans several pages, so that it needs room the database may not have. */
+const TRIAL_WRITE_BYTES = 64 * 1024;
+/** Less free space than this in the database's file system counts as full. */
+const MIN_FREE_BYTES = 1024 * 1024;
+/** Thrown to roll a trial write back. */
+const ROLLBACK = Symbol('rollback');
 
 /** The entities the primary holds: everything clients write (projections live in the projection store). */
 export const primaryEntities: readonly EntityName[] = entityNames.filter(
@@ -154,6 +163,8 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
   private pending: PendingCommit[] = [];
   private flushScheduled = false;
   private readonly stats = { transactions: 0, commits: 0 };
+  /** Set by a commit that found no room (SQLITE_FULL), cleared by one that succeeds or a ping that finds room. */
+  private full = false;
 
   constructor(options: PrimaryStoreOptions) {
     super();
@@ -269,9 +280,9 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
     if (group.length === 1) {
       const only = group[0]!;
       try {
-        only.resolve(this.commitSyncUncounted(only.operations));
+        only.resolve(this.committed(this.commitSyncUncounted(only.operations)));
       } catch (error) {
-        only.reject(error);
+        only.reject(this.failed(error));
       }
       return;
     }
@@ -280,13 +291,14 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
       outcomes = this.groupTx!(group.map((commit) => commit.operations));
     } catch (error) {
       // The transaction itself failed (BEGIN or COMMIT): nothing of the group was written.
-      for (const commit of group) commit.reject(error);
+      const reason = this.failed(error);
+      for (const commit of group) commit.reject(reason);
       return;
     }
     outcomes.forEach((outcome, i) => {
       const commit = group[i]!;
-      if ('result' in outcome) commit.resolve(outcome.result);
-      else commit.reject(outcome.error);
+      if ('result' in outcome) commit.resolve(this.committed(outcome.result));
+      else commit.reject(this.failed(outcome.error));
     });
   }
 
@@ -365,8 +377,43 @@ export class SqlitePrimaryStore extends VersionTablesReader implements PrimarySt
     return this.tables;
   }
 
+  private committed(result: CommitResult): CommitResult {
+    this.full = false;
+    return result;
+  }
+
+  /** SQLITE_FULL (no room in the file system, or the database at max_page_count) as the port's STORE_FULL. */
+  private failed(error: unknown): unknown {
+    if ((error as { code?: unknown } | null)?.code !== 'SQLITE_FULL') return error;
+    this.full = true;
+    return new StoreError(storeErrorCodes.FULL, 'the database has no room to write (disk full)', {
+      cause: error,
+    });
+  }
+
+  /**
+   * Fails with STORE_FULL while the last commit found no room and a trial write still finds none: a
+   * row large enough to need new pages, written in a transaction that is rolled back (nothing stays).
+   */
   async ping(): Promise<void> {
     this.db.prepare('SELECT 1').get();
+    if (!this.full || !this.appendLog) return;
+    // The trial below is rolled back before SQLite writes its pages, so it cannot see a full file system.
+    const free = statfsSync(dirname(this.file));
+    if (free.bavail * free.bsize < MIN_FREE_BYTES) {
+      throw new StoreError(storeErrorCodes.FULL, 'the database has no room to write (disk full)');
+    }
+    const appendLog = this.appendLog;
+    const trial = this.db.transaction(() => {
+      appendLog.run('x'.repeat(TRIAL_WRITE_BYTES), '', 'create', 0, null, 0);
+      throw ROLLBACK;
+    });
+    try {
+      trial.immediate();
+    } catch (error) {
+      if (error !== ROLLBACK) throw this.failed(error);
+    }
+    this.full = false;
   }
 
   async close(): Promise<void> {

@@ -6,6 +6,8 @@ export const storeErrorCodes = {
   /** A list query names a field, comparison or cursor the entity does not take. */
   INVALID_QUERY: 'STORE_INVALID_QUERY',
   UNAVAILABLE: 'STORE_UNAVAILABLE',
+  /** No room left to write (a full disk or database): nothing was written; it clears when space returns. */
+  FULL: 'STORE_FULL',
   CONFLICT: 'STORE_CONFLICT',
 } as const;
 

@@ -7,6 +7,7 @@ import {
   type ConfigOf,
   createMetrics,
   loggerOptions,
+  maxHeaderBytes,
   requestLogging,
   servicePlugin,
 } from '@eggmesh/service-kit';
@@ -68,6 +69,8 @@ export function buildApp({
     // x-forwarded-for is believed from the configured proxies only (EGGMESH_TRUSTED_PROXIES).
     trustProxy: [...config.trustedProxies],
     clientErrorHandler: answerClientError,
+    // The write-api's limit: a forwarded write gets the answer it would get there.
+    http: { maxHeaderSize: maxHeaderBytes(config) },
   });
   boundPipelining(app);
   const metrics = createMetrics();

@@ -1,5 +1,5 @@
 import { openBackend } from '@eggmesh/backends';
-import { bootLog, loadConfig, parseCommandLine, serve } from '@eggmesh/service-kit';
+import { bootLog, loadConfig, openAccessWarnings, parseCommandLine, serve } from '@eggmesh/service-kit';
 import { buildApp } from './app.js';
 
 parseCommandLine({
@@ -14,3 +14,5 @@ const backend = await openBackend(config, 'read-api', (message) => bootLog('read
 const { store, restReader, close } = await backend.openReadSide();
 const app = buildApp({ config, store, restReader });
 await serve(app, { port: config.ports.read, config, onClose: close });
+// The public port forwards writes: it says who may write as the write-api does.
+for (const warning of openAccessWarnings(config)) app.log.warn(warning);

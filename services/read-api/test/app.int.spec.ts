@@ -30,8 +30,23 @@ describe('health and readiness', () => {
 });
 
 describe('CORS', () => {
-  it('allows any origin by default, on GraphQL and plain routes', async () => {
+  it('allows no other origin by default', async () => {
     f = await fixture();
+    const r = await gql(f.app, '/graphql', '{ farms { id } }', {
+      headers: { origin: 'https://dash.example' },
+    });
+    expect(r.headers['access-control-allow-origin']).toBeUndefined();
+    const preflight = await f.app.inject({
+      method: 'OPTIONS',
+      url: '/farm/graph',
+      headers: { origin: 'https://dash.example', 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.statusCode).toBeGreaterThanOrEqual(400);
+    expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('allows any origin with *, on GraphQL and plain routes', async () => {
+    f = await fixture({ env: { EGGMESH_CORS_ORIGIN: '*' } });
     const r = await gql(f.app, '/graphql', '{ farms { id } }', {
       headers: { origin: 'https://dash.example' },
     });

@@ -82,6 +82,22 @@ describe('cost limit (2,000,000 estimated rows by default)', () => {
     expect(codeOf((await gql(f.app, '/farm/graph', spreads(2))).body)).toBe('EGGMESH_GRAPHQL_COST');
   });
 
+  it('refuses before running a query whose full answer would exceed the response byte cap (rows × fields)', async () => {
+    const shape = (fields: string) =>
+      `farms(limit: 100) { ${fields} coops(limit: 10) { ${fields} hens(limit: 10) { ${fields} } } }`;
+    // 150 × 11,100 rows: within the row estimate (2,000,000), but 32 MiB would be refused once read.
+    for (const fields of ['id name', 'id']) {
+      const hostile = await gql(f.app, '/graphql', `{ ${aliases(150, shape(fields))} }`);
+      expect(hostile.status, fields).toBe(400);
+      expect(codeOf(hostile.body), fields).toBe('EGGMESH_GRAPHQL_COST');
+      expect(hostile.body.errors?.[0]?.message, fields).toMatch(/at most 33554432/);
+      expect(hostile.body.data).toBeNull();
+    }
+    const modest = await gql(f.app, '/graphql', `{ ${aliases(10, shape('id name'))} }`);
+    expect(modest.body.errors).toBeUndefined();
+    expect(modest.body.data.a0.length).toBeGreaterThan(0);
+  });
+
   it('keeps a dashboard query (a list with single relations) within the limit', async () => {
     const r = await gql(
       f.app,

@@ -130,9 +130,10 @@ describe('per-response caps on rows and bytes', () => {
     const small = await fixture({ graphql: { maxResponseBytes: 1500 } });
     try {
       await world(small);
-      const ok = await gql(small.app, '/graphql', `{ hen(id: "${quiet}") { layReports { id } } }`);
+      // A limit the estimate admits (50 rows × one field × 24 bytes): the rows read decide.
+      const ok = await gql(small.app, '/graphql', `{ hen(id: "${quiet}") { layReports(limit: 50) { id } } }`);
       expect(ok.status).toBe(200);
-      const r = await gql(small.app, '/graphql', `{ hen(id: "${busy}") { layReports { id } } }`);
+      const r = await gql(small.app, '/graphql', `{ hen(id: "${busy}") { layReports(limit: 50) { id } } }`);
       expect(r.status).toBe(400);
       expect(r.body.errors[0].extensions.code).toBe('EGGMESH_GRAPHQL_RESPONSE_TOO_LARGE');
     } finally {

@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
-import { exitCodes } from '@eggmesh/service-kit/config';
+import { acceptsConnections, exitCodes } from '@eggmesh/service-kit/config';
 import { prettyFactory } from 'pino-pretty';
 
 export interface ServiceSpec {
@@ -37,18 +36,6 @@ export interface SupervisorOptions {
   readonly onGiveUp?: (name: string, reason: string) => void;
   /** How long services wait for the infra servers' ports before they start anyway (and retry on their own). */
   readonly infraReadyTimeoutMs?: number;
-}
-
-/** Resolves true once something accepts a TCP connection on 127.0.0.1:`port`. */
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 /** Why a service that exited with `code` cannot start, or null for an ordinary crash. */
@@ -125,7 +112,7 @@ export class Supervisor {
     for (const entry of infra) {
       const { port, name } = entry.spec;
       if (port === undefined) continue;
-      while (!this.stopping && !(await accepts(port))) {
+      while (!this.stopping && !(await acceptsConnections(port))) {
         if (Date.now() > deadline) {
           this.options.write(
             `${this.prefix(this.running.indexOf(entry), name)} not accepting connections on port ${port} yet; starting the services anyway (they retry)`,

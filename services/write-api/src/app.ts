@@ -1,14 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { METHODS } from 'node:http';
-import { ApiError, prepareRest, registerRest, restNotFound } from '@eggmesh/rest';
+import { ApiError, prepareRest, registerRest, restNotFound, STORAGE_FULL_RETRY_S } from '@eggmesh/rest';
 import {
   type ConfigOf,
   createMetrics,
   healthResponseSchema,
+  maxHeaderBytes,
   serviceApp,
   servicePlugin,
 } from '@eggmesh/service-kit';
-import type { EntityReader, PrimaryStore } from '@eggmesh/store';
+import { type EntityReader, isStoreError, type PrimaryStore, storeErrorCodes } from '@eggmesh/store';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 
 export interface WriteApiOptions {
@@ -31,9 +32,7 @@ export async function buildApp(options: WriteApiOptions): Promise<FastifyInstanc
     logger: options.logger ?? false,
     // Our own ids are UUIDs; keep Fastify's request ids short and unique per process.
     requestIdHeader: 'x-request-id',
-    // Room in the request line for a bulk GET of bulkMaxItems UUIDs (37 bytes each) plus ordinary
-    // headers; Node's default (16 KiB) would answer 431 past ~430 ids.
-    http: { maxHeaderSize: Math.max(16_384, config.bulkMaxItems * 37 + 8_192) },
+    http: { maxHeaderSize: maxHeaderBytes(config) },
   });
   // Every method Node parses reaches the router, so an unexpected one (QUERY, PROPFIND…) on a known
   // path is our 405 with an Allow header rather than Fastify's 400.
@@ -95,13 +94,17 @@ async function documentAndProbe(app: FastifyInstance, primary: PrimaryStore): Pr
   );
   const readySchema = {
     summary: 'Storage answers',
-    response: { 200: status('ready'), ...always, 503: { $ref: 'Error#' } },
+    response: { 200: status('ready'), ...always, 503: { $ref: 'Error#' }, 507: { $ref: 'Error#' } },
   };
   app.get('/ready', { schema: readySchema }, async (_request, reply) => {
     try {
       await primary.ping();
       return { status: 'ready' };
     } catch (error) {
+      if (isStoreError(error, storeErrorCodes.FULL)) {
+        reply.code(507).header('retry-after', String(STORAGE_FULL_RETRY_S));
+        return new ApiError('EGGMESH_STORAGE_FULL', [STORAGE_FULL_RETRY_S]).toBody();
+      }
       reply.code(503);
       return new ApiError('EGGMESH_UNAVAILABLE', [], { cause: String(error) }).toBody();
     }

@@ -1,5 +1,5 @@
 import { openBackend } from '@eggmesh/backends';
-import { loadConfig, loggerOptions, parseCommandLine, serve } from '@eggmesh/service-kit';
+import { loadConfig, loggerOptions, openAccessWarnings, parseCommandLine, serve } from '@eggmesh/service-kit';
 import { buildApp } from './app.js';
 
 parseCommandLine({
@@ -16,9 +16,8 @@ const { primary, reader, close } = await backend.openWriteSide();
 const app = await buildApp({ config, primary, reader, logger: loggerOptions(config, 'write-api') });
 await serve(app, { port: config.ports.write, config, onClose: close });
 app.log.info(backend.describe(), 'write-api ready');
-if (config.auth.mode === 'none') {
-  app.log.warn('writes are unauthenticated (EGGMESH_AUTH=none): anyone who can reach this port can write');
-} else {
+for (const warning of openAccessWarnings(config)) app.log.warn(warning);
+if (config.auth.mode === 'jwt') {
   app.log.info(
     { auth: 'jwt', reads: config.auth.reads ? 'need eggmesh:read' : 'open' },
     'writes need a bearer token with eggmesh:write or eggmesh:write:<entity>',

@@ -70,6 +70,35 @@ describe('writes with EGGMESH_AUTH=jwt and an HS256 secret', () => {
     expect((await send(t.app, 'POST', '/farm/api', farm, bearer(almostValid))).statusCode).toBe(201);
   });
 
+  it('requires exp, caps the lifetime (EGGMESH_JWT_MAX_LIFETIME_S, 24 h) and refuses iat in the future', async () => {
+    const head = await t.head();
+    const write = (claims: Record<string, unknown>) =>
+      send(t.app, 'POST', '/farm/api', farm, bearer(token({ scope: 'eggmesh:write', ...claims })));
+    unauthenticated(await write({ exp: undefined }), /no expiry/);
+    unauthenticated(await write({ exp: 1e20 }), /longer than 86400 s/);
+    unauthenticated(await write({ exp: nowS() + 86_400 + 600 }), /longer than 86400 s/);
+    unauthenticated(await write({ iat: nowS() - 86_400 * 2, exp: nowS() + 600 }), /longer than 86400 s/);
+    unauthenticated(await write({ iat: nowS() + 3600 }), /issued in the future/);
+    expect(await t.head()).toBe(head);
+    expect((await write({ exp: nowS() + 86_000 })).statusCode).toBe(201);
+    expect((await write({ iat: nowS() + 5 })).statusCode).toBe(201);
+    expect((await write({ iat: nowS() - 3600, exp: nowS() + 3600 })).statusCode).toBe(201);
+  });
+
+  it('refuses a token not in canonical base64url: padding, or another last character for the same bytes', async () => {
+    const good = token({ scope: 'eggmesh:write' });
+    const [h, p, sig] = good.split('.') as [string, string, string];
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    // A 32-byte HS256 signature is 43 characters: the last one's two low bits are unused.
+    const last = alphabet.indexOf(sig.at(-1) as string);
+    const sameBytes = `${sig.slice(0, -1)}${alphabet[last ^ 1]}`;
+    expect(Buffer.from(sameBytes, 'base64url')).toEqual(Buffer.from(sig, 'base64url'));
+    for (const variant of [`${h}.${p}.${sig}=`, `${h}.${p}.${sameBytes}`]) {
+      unauthenticated(await send(t.app, 'POST', '/farm/api', farm, bearer(variant)), /canonical/);
+    }
+    expect((await send(t.app, 'POST', '/farm/api', farm, bearer(good))).statusCode).toBe(201);
+  });
+
   it('answers 403 to a valid token without a write scope, naming the scope', async () => {
     for (const scope of [undefined, '', 'eggmesh:read', 'eggmesh:writer', 'eggmesh:write:coop']) {
       const res = await send(t.app, 'POST', '/farm/api', farm, bearer(token({ scope })));
@@ -323,7 +352,12 @@ describe('auth configuration', () => {
     expect(parseConfig({ EGGMESH_AUTH: 'jwt', EGGMESH_JWKS: 'https://keys.test/jwks' }).auth.jwksUrl).toBe(
       'https://keys.test/jwks',
     );
-    expect(parseConfig({}).auth).toMatchObject({ mode: 'none', reads: false, clockSkewS: 30 });
+    expect(parseConfig({}).auth).toMatchObject({
+      mode: 'none',
+      reads: false,
+      clockSkewS: 30,
+      maxLifetimeS: 86_400,
+    });
   });
 
   it('a write-api started with EGGMESH_AUTH=jwt and no key prints the problem and exits 2; with none it says writes are open', () => {

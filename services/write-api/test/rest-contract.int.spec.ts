@@ -308,13 +308,13 @@ describe.each(clientEntities)('%s REST routes', (name) => {
     expect(log.map((e) => e.position)).toEqual([1, 2, 3, 4, 5].map((i) => expected - 5 + i));
   });
 
-  it('answers with the CORS header', async () => {
+  it('answers no other origin by default', async () => {
     const res = await send(t.app, 'GET', base, undefined, { origin: 'https://dash.example' });
-    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
     const post = await send(t.app, 'POST', base, await samples.payload(name), {
       origin: 'https://dash.example',
     });
-    expect(post.headers['access-control-allow-origin']).toBe('*');
+    expect(post.headers['access-control-allow-origin']).toBeUndefined();
   });
 });
 
@@ -430,7 +430,7 @@ describe('service endpoints', () => {
     const res = await send(t.app, 'GET', '/health');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ status: 'ok' });
-    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
   });
 
   it('GET /ready answers 200 while storage answers', async () => {
@@ -438,26 +438,31 @@ describe('service endpoints', () => {
     expect(res.statusCode).toBe(200);
   });
 
-  it('CORS: preflight is answered and error responses carry the header too', async () => {
-    const pre = await t.app.inject({
-      method: 'OPTIONS',
-      url: '/farm/api',
-      headers: {
-        origin: 'https://dash.example',
-        'access-control-request-method': 'POST',
-        'access-control-request-headers': 'content-type',
-      },
-    });
-    expect(pre.statusCode).toBeLessThan(300);
-    expect(pre.headers['access-control-allow-origin']).toBe('*');
-    expect(String(pre.headers['access-control-allow-methods'])).toMatch(/POST/);
-    for (const res of [
-      await send(t.app, 'GET', `/farm/api/${newId()}`, undefined, { origin: 'https://x.example' }),
-      await send(t.app, 'GET', '/nope/api', undefined, { origin: 'https://x.example' }),
-      await send(t.app, 'POST', '/farm/api', { bogus: 1 }, { origin: 'https://x.example' }),
-    ]) {
-      expect(res.statusCode).toBeGreaterThanOrEqual(400);
-      expect(res.headers['access-control-allow-origin']).toBe('*');
+  it('CORS: with *, preflight is answered and error responses carry the header too', async () => {
+    const other = await startApp({ EGGMESH_CORS_ORIGIN: '*' });
+    try {
+      const pre = await other.app.inject({
+        method: 'OPTIONS',
+        url: '/farm/api',
+        headers: {
+          origin: 'https://dash.example',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type',
+        },
+      });
+      expect(pre.statusCode).toBeLessThan(300);
+      expect(pre.headers['access-control-allow-origin']).toBe('*');
+      expect(String(pre.headers['access-control-allow-methods'])).toMatch(/POST/);
+      for (const res of [
+        await send(other.app, 'GET', `/farm/api/${newId()}`, undefined, { origin: 'https://x.example' }),
+        await send(other.app, 'GET', '/nope/api', undefined, { origin: 'https://x.example' }),
+        await send(other.app, 'POST', '/farm/api', { bogus: 1 }, { origin: 'https://x.example' }),
+      ]) {
+        expect(res.statusCode).toBeGreaterThanOrEqual(400);
+        expect(res.headers['access-control-allow-origin']).toBe('*');
+      }
+    } finally {
+      await other.close();
     }
   });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { date, idField, nonNegativeInt, positiveInt, uuid } from '../primitives.js';
+import { birthDate, idField, label, nonNegativeInt, positiveInt, text, uuid } from '../primitives.js';
 
 export const farmTypes = ['megafarm', 'local_farm', 'homestead'] as const;
 export const henStatuses = ['active', 'retired', 'deceased'] as const;
@@ -8,42 +8,42 @@ export const consumerTypes = ['household', 'restaurant', 'bakery'] as const;
 
 export const farmSchema = z.strictObject({
   ...idField,
-  name: z.string().min(1),
+  name: label(),
   farm_type: z.enum(farmTypes),
-  zone: z.string().min(1),
-  owner: z.string().optional(),
+  zone: label(),
+  owner: text().optional(),
 });
 
 export const coopSchema = z.strictObject({
   ...idField,
-  name: z.string().min(1),
+  name: label(),
   farm_id: uuid(),
   capacity: positiveInt(),
-  coop_type: z.string().min(1),
+  coop_type: label(),
 });
 
 export const henSchema = z.strictObject({
   ...idField,
-  name: z.string().min(1),
+  name: label(),
   coop_id: uuid(),
-  breed: z.string().min(1),
-  dob: date().optional(),
+  breed: label(),
+  dob: birthDate().optional(),
   status: z.enum(henStatuses).optional(),
 });
 
 export const containerSchema = z.strictObject({
   ...idField,
-  name: z.string().min(1),
+  name: label(),
   container_type: z.enum(containerTypes),
   capacity: positiveInt(),
-  zone: z.string().min(1),
+  zone: label(),
 });
 
 export const consumerSchema = z.strictObject({
   ...idField,
-  name: z.string().min(1),
+  name: label(),
   consumer_type: z.enum(consumerTypes),
-  zone: z.string().min(1),
+  zone: label(),
   weekly_demand: nonNegativeInt().optional(),
 });
 

@@ -13,7 +13,7 @@ import {
   waitForPosition,
 } from '../consistency.js';
 import { graphqlError } from '../errors.js';
-import { estimateCost } from '../limits/cost.js';
+import { estimateCost, estimateResponseBytes, FIELD_BYTES } from '../limits/cost.js';
 import { checkDocumentSize, nestingFor } from '../limits/document-size.js';
 import { checkShape } from '../limits/shape.js';
 import { ReadContext } from '../read-context.js';
@@ -130,6 +130,14 @@ export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointO
       throw graphqlError(
         'COST',
         `the query may read up to ${cost} rows; the limit is ${config.graphql.maxCost} (a list counts its limit, default ${costModel.defaultLimit}; a list relation its limit per parent row): pass smaller limits or select less`,
+      );
+    }
+    // What the response byte cap would refuse once read is refused before anything is read.
+    const bytes = estimateResponseBytes(schema, document, operationNameOf(request), variables, costModel);
+    if (bytes > config.graphql.maxResponseBytes) {
+      throw graphqlError(
+        'COST',
+        `the answer could carry about ${bytes} bytes (${FIELD_BYTES} per selected field and row, lists full); a response carries at most ${config.graphql.maxResponseBytes}: pass smaller limits or select less`,
       );
     }
     if (requested === undefined) return;

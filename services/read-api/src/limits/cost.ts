@@ -54,11 +54,51 @@ export function estimateCost(
   variables: Record<string, unknown> | null | undefined,
   model: CostModel,
 ): number {
+  return estimate(schema, document, operationName, variables, model).rows;
+}
+
+/**
+ * The least JSON one selected scalar field of one row adds to a response: its quoted key, a short
+ * value and the punctuation (an id alone is 40 bytes and more). A floor, so that the estimate below
+ * never refuses a response that would fit.
+ */
+export const FIELD_BYTES = 24;
+
+/**
+ * The least size, in bytes, of the response of an operation whose lists are all full: every scalar
+ * field selected under a list counts FIELD_BYTES once per row the estimate gives its parent (rows ×
+ * fields). Compared, before running, with the response byte cap that would otherwise refuse the
+ * response after it was read.
+ */
+export function estimateResponseBytes(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | null | undefined,
+  model: CostModel,
+): number {
+  return estimate(schema, document, operationName, variables, model).cells * FIELD_BYTES;
+}
+
+interface Estimate {
+  /** Rows read (each list its limit per parent row, each single 1 per parent row). */
+  readonly rows: number;
+  /** Scalar values in the response: each selected scalar field once per row of its parent. */
+  readonly cells: number;
+}
+
+function estimate(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | null | undefined,
+  model: CostModel,
+): Estimate {
   const cached = fixedCosts.get(document)?.get(operationName ?? '');
   if (cached !== undefined) return cached;
   const operation = operationOf(document, operationName);
   const queryType = schema.getQueryType();
-  if (operation?.operation !== 'query' || !queryType) return 0;
+  if (operation?.operation !== 'query' || !queryType) return { rows: 0, cells: 0 };
   let readsVariables = false;
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of document.definitions)
@@ -108,82 +148,96 @@ export function estimateCost(
   const maxRows = model.maxRows ?? Number.POSITIVE_INFINITY;
   // The cost of a fragment under a given number of parent rows, memoised: a fragment spread many
   // times is walked once per distinct parent row count.
-  const memo = new Map<string, number>();
+  const memo = new Map<string, Estimate>();
 
-  /** The rows read by `selectionSet` and below, under `parentRows` rows of `parent`. */
+  /** The rows read and the values answered by `selectionSet` and below, under `parentRows` rows of `parent`. */
   const walk = (
     selectionSet: SelectionSetNode,
     parent: GraphQLObjectType,
     parentRows: number,
     visiting: Set<string>,
-  ): number => {
-    let cost = 0;
+  ): Estimate => {
+    let rows = 0;
+    let cells = 0;
+    const add = (part: Estimate) => {
+      rows += part.rows;
+      cells += part.cells;
+    };
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.FIELD) {
-        if (selection.name.value.startsWith('__')) continue;
+        if (selection.name.value.startsWith('__')) {
+          cells += parentRows;
+          continue;
+        }
         const definition = parent.getFields()[selection.name.value];
         if (!definition) continue;
         const named = getNamedType(definition.type);
-        if (!isObjectType(named)) continue;
+        if (!isObjectType(named)) {
+          cells += parentRows;
+          continue;
+        }
         if (isConnectionPart(parent)) {
           // nodes, edges, node and pageInfo of a connection: its rows, counted where it was asked for.
-          if (selection.selectionSet) cost += walk(selection.selectionSet, named, parentRows, visiting);
+          if (selection.selectionSet) add(walk(selection.selectionSet, named, parentRows, visiting));
           continue;
         }
         if (named.name.endsWith('Aggregate')) {
           // Up to a whole page of the maximum of groups, each a row, and the filter's comparisons;
           // the groups' numbers are parts of them.
-          cost += Math.min(parentRows * model.maxLimit, maxRows) + parentRows * termsOf(selection);
+          const groups = Math.min(parentRows * model.maxLimit, maxRows);
+          rows += groups + parentRows * termsOf(selection);
+          if (selection.selectionSet) cells += groups * selection.selectionSet.selections.length;
           continue;
         }
         if (named.name.endsWith('Connection')) {
           // A page of `first` rows, the filter's comparisons and the sort keys, and a total count, which
           // reads up to a whole page of the maximum per parent row (the count is index-served).
-          const rows = Math.min(parentRows * firstOf(selection), maxRows);
+          const page = Math.min(parentRows * firstOf(selection), maxRows);
           const counts = selection.selectionSet?.selections.some(
             (s) => s.kind === Kind.FIELD && s.name.value === 'totalCount',
           );
-          cost +=
-            rows +
+          rows +=
+            page +
             parentRows * termsOf(selection) +
             (counts ? Math.min(parentRows * model.maxLimit, maxRows) : 0);
-          if (selection.selectionSet) cost += walk(selection.selectionSet, named, rows, visiting);
+          if (selection.selectionSet) add(walk(selection.selectionSet, named, page, visiting));
           continue;
         }
         const list = isListType(getNullableType(definition.type));
-        const rows = Math.min(parentRows * (list ? limitOf(selection) : 1), maxRows);
-        cost += rows + (selection.selectionSet ? walk(selection.selectionSet, named, rows, visiting) : 0);
+        const fieldRows = Math.min(parentRows * (list ? limitOf(selection) : 1), maxRows);
+        rows += fieldRows;
+        if (selection.selectionSet) add(walk(selection.selectionSet, named, fieldRows, visiting));
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        cost += walk(selection.selectionSet, parent, parentRows, visiting);
+        add(walk(selection.selectionSet, parent, parentRows, visiting));
       } else {
         const name = selection.name.value;
         const key = `${name}\u0000${parentRows}`;
         const known = memo.get(key);
         const fragment = fragments.get(name);
-        if (known !== undefined) cost += known;
+        if (known !== undefined) add(known);
         else if (fragment && !visiting.has(name)) {
           visiting.add(name);
           const value = walk(fragment.selectionSet, parent, parentRows, visiting);
           visiting.delete(name);
           memo.set(key, value);
-          cost += value;
+          add(value);
         }
       }
     }
-    return cost;
+    return { rows, cells };
   };
 
-  const cost = walk(operation.selectionSet, queryType, 1, new Set());
+  const result = walk(operation.selectionSet, queryType, 1, new Set());
   // Parsed documents are reused for the same query text; a cost no variable changes is computed once.
   if (!readsVariables) {
-    const byOperation = fixedCosts.get(document) ?? new Map<string, number>();
-    byOperation.set(operationName ?? '', cost);
+    const byOperation = fixedCosts.get(document) ?? new Map<string, Estimate>();
+    byOperation.set(operationName ?? '', result);
     fixedCosts.set(document, byOperation);
   }
-  return cost;
+  return result;
 }
 
-const fixedCosts = new WeakMap<DocumentNode, Map<string, number>>();
+const fixedCosts = new WeakMap<DocumentNode, Map<string, Estimate>>();
 
 /** The types that wrap a connection's rows: reading them reads nothing more. */
 const isConnectionPart = (type: GraphQLObjectType): boolean =>
