@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { withServiceDefaults } from './app.js';
 import { type Config, exitCodes } from './config.js';
 import { applyHttpLimits } from './http-limits.js';
-import { acceptsConnections, portHolder } from './port-check.js';
+import { acceptsConnections } from './port-check.js';
 
 export interface ServeOptions {
   readonly port: number;
@@ -92,44 +92,45 @@ export async function serve(app: FastifyInstance, options: ServeOptions): Promis
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
-  const port = options.port;
-  await waitForConnectionOnPort(app, port, options.config.host);
-  try {
-    await app.listen({ port, host: options.config.host });
-  } catch (error) {
-    if (!(error instanceof Error) || !('code' in error) || error.code !== 'EADDRINUSE') throw error;
-    // Still held by a connection only: an ordinary failure, which a restart retries.
-    if (!(await acceptsConnections(port, options.config.host))) throw error;
-    // Restarting cannot fix this: say which port, and exit with the code the supervisor recognises.
-    app.log.fatal(
-      { port, host: options.config.host },
-      `cannot listen: port ${port} on ${options.config.host} is in use by another process (is another eggmesh running?)`,
-    );
-    process.exit(exitCodes.portInUse);
-  }
+  await listenWhenFree(app, options.port, options.config.host);
 }
 
 /** How long serve() waits for a connection that holds its port (not a listener) to go away. */
 const HELD_PORT_WAIT_MS = 30_000;
 
 /**
- * Waits while `port` is held by a socket that is not listening (an outgoing connection of any process
- * on this host that got it as its ephemeral port): it goes away when that connection closes, so it is
- * no reason to give up as for a port another server listens on. Port 0 and a listener return at once
- * (listen() then reports the listener).
+ * Listens on `port`. A port held by a socket that is not listening (an outgoing connection of any
+ * process on this host that got it as its ephemeral port, or its TIME_WAIT once closed) goes away by
+ * itself: it is retried for HELD_PORT_WAIT_MS, not given up as for a port another server listens on,
+ * which exits with the code the supervisor recognises.
  */
-async function waitForConnectionOnPort(app: FastifyInstance, port: number, host: string): Promise<void> {
-  if (port === 0) return;
+async function listenWhenFree(app: FastifyInstance, port: number, host: string): Promise<void> {
   const deadline = Date.now() + HELD_PORT_WAIT_MS;
   let told = false;
-  while ((await portHolder(port, host)) === 'connection' && Date.now() < deadline) {
-    if (!told)
-      app.log.warn(
-        { port, host },
-        `port ${port} is held by a connection, not a listener; waiting for it to close`,
-      );
-    told = true;
-    await new Promise((resolve) => setTimeout(resolve, 250));
+  for (;;) {
+    try {
+      await app.listen({ port, host });
+      return;
+    } catch (error) {
+      if (!(error instanceof Error) || !('code' in error) || error.code !== 'EADDRINUSE') throw error;
+      if (await acceptsConnections(port, host)) {
+        // Restarting cannot fix this: say which port, and exit with the code the supervisor recognises.
+        app.log.fatal(
+          { port, host },
+          `cannot listen: port ${port} on ${host} is in use by another process (is another eggmesh running?)`,
+        );
+        process.exit(exitCodes.portInUse);
+      }
+      if (Date.now() > deadline) throw error;
+      if (!told) {
+        app.log.warn(
+          { port, host },
+          `port ${port} is held by a connection, not a listener; waiting for it to close`,
+        );
+        told = true;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
   }
 }
 

@@ -290,6 +290,50 @@ describe('refusing to start', () => {
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it('waits for a port held by an outgoing connection (not a listener), then listens on it', async () => {
+    // An outgoing connection's local (ephemeral) port: the port the service is told to use.
+    const accepted: Socket[] = [];
+    const peer = createServer((socket) => {
+      socket.on('error', () => undefined);
+      accepted.push(socket);
+    });
+    await new Promise<void>((resolve) => peer.listen(0, '127.0.0.1', resolve));
+    const peerAddress = peer.address();
+    const peerPort = typeof peerAddress === 'object' && peerAddress ? peerAddress.port : 0;
+    const holder: Socket = connect({ port: peerPort, host: '127.0.0.1' });
+    holder.on('error', () => undefined);
+    await new Promise<void>((resolve) => holder.once('connect', resolve));
+    const held = holder.localPort as number;
+    try {
+      const starting = start({ FIXTURE_PORT: String(held) });
+      // It says it waits, and does not give up as for a port another server listens on.
+      const lines: string[] = [];
+      const child = children.at(-1)!;
+      child.stdout!.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
+      while (!lines.join('').includes('held by a connection')) {
+        expect(child.exitCode).toBeNull();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const started = await starting;
+      // The connection ends (its peer closes first, so the held port keeps no TIME_WAIT).
+      for (const socket of accepted) socket.destroy();
+      holder.destroy();
+      // Once the connection is gone it listens on that port (a process that gave up would exit).
+      let status = 0;
+      while (status !== 200) {
+        expect(child.exitCode, [...lines, ...started.lines].join('\n')).toBeNull();
+        status = await fetch(`http://127.0.0.1:${held}/health`).then(
+          (r) => r.status,
+          () => 0,
+        );
+        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      holder.destroy();
+      peer.close();
+    }
+  });
+
   it('names the busy port and exits 98 when its port is taken', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
