@@ -69,8 +69,11 @@ export async function projectionPosition(): Promise<number> {
   return body.projections;
 }
 
-/** A graphql-ws client of this origin's /graphql that reconnects for as long as the page is open. */
-export function liveClient(onReconnect: () => void): Client {
+/**
+ * A graphql-ws client of this origin's /graphql that reconnects for as long as the page is open; it
+ * says when the socket closed and when it is back.
+ */
+export function liveClient(events: { closed: () => void; reconnected: () => void }): Client {
   const url = new URL('/graphql', location.href);
   url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
   return createClient({
@@ -79,8 +82,9 @@ export function liveClient(onReconnect: () => void): Client {
     retryAttempts: Number.POSITIVE_INFINITY,
     shouldRetry: () => true,
     on: {
+      closed: events.closed,
       connected: (_socket, _payload, wasRetry) => {
-        if (wasRetry) onReconnect();
+        if (wasRetry) events.reconnected();
       },
     },
   });

@@ -175,7 +175,14 @@ function apply(change: Change): void {
   scheduleRender();
 }
 
-const client = liveClient(() => void load());
+// Back after a lost connection: read everything again and follow from there (a change committed while
+// the socket was down is in the new read).
+const client = liveClient({
+  closed: () => {
+    if (stopChanges) statusLine.textContent = 'Reconnecting…';
+  },
+  reconnected: () => void load(),
+});
 
 /**
  * Reads the read side's position, then the snapshot, then subscribes to the zone's changes after that

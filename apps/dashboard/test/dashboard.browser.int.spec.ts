@@ -202,6 +202,36 @@ describe('the national dashboard in a browser (pnpm start, seeded)', () => {
     await page.select('#zone', '');
     await cardShows(page, 'farms', after.farms);
 
+    // The read-api dies (the supervisor starts it again): the page reconnects on its own and follows on.
+    const pidOf = async () => ((await (await fetch(`${base}/health`)).json()) as { pid: number }).pid;
+    const first = await pidOf();
+    process.kill(first, 'SIGKILL');
+    await page.waitForFunction(() => document.getElementById('status')?.textContent === 'Reconnecting…', {
+      timeout: PATIENCE_MS,
+    });
+    const deadline = Date.now() + STARTUP_MS;
+    while ((await pidOf().catch(() => first)) === first) {
+      if (Date.now() > deadline) throw new Error('the supervisor did not start the read-api again');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    await page.waitForFunction(() => document.getElementById('status')?.textContent === 'Live', {
+      timeout: PATIENCE_MS,
+    });
+    const again = await fetch(`${base}/lay_report/api`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        hen_id: hen.id,
+        coop_id: hen.coop.id,
+        farm_id: hen.coop.farm_id,
+        eggs: 3,
+        timestamp: new Date().toISOString(),
+      }),
+    });
+    expect(again.status).toBe(201);
+    await cardShows(page, 'eggs-week', after['eggs-week'] + 3);
+    expect(await page.evaluate(() => (window as unknown as { stillHere?: boolean }).stillHere)).toBe(true);
+
     mkdirSync(screenshots, { recursive: true });
     await page.screenshot({ path: `${screenshots}dashboard-desktop.png` });
     await page.setViewport({ width: 390, height: 844, isMobile: true, hasTouch: true });
