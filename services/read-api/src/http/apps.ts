@@ -3,7 +3,10 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 
 /** The web apps the public port serves: their path, and their build (Vite) in the workspace. */
-export const APPS = [{ prefix: '/dashboard', dir: '../../../../apps/dashboard/dist' }] as const;
+export const APPS = [
+  { prefix: '/dashboard', dir: '../../../../apps/dashboard/dist' },
+  { prefix: '/homestead', dir: '../../../../apps/homestead/dist' },
+] as const;
 
 /**
  * Serves each built app's files under its prefix (`/dashboard` redirects to `/dashboard/`). An app that
