@@ -3,6 +3,7 @@
 // sends what it kept once the network is back; every report arrives once, a resend included.
 
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_ARGS, chromiumPath } from '../../../infra/test/chromium.js';
 import { STARTUP_MS } from '../../../infra/test/patience.js';
 import { type RunningStack, startStack } from '../../../services/stack/test/helpers.js';
+import { hs256 } from '../../../services/write-api/test/jwt.js';
 
 const seedMain = fileURLToPath(new URL('../../../services/stack/dist/seed.js', import.meta.url));
 const screenshots = fileURLToPath(new URL('../../../docs/screenshots/', import.meta.url));
@@ -25,10 +27,14 @@ interface LayReport {
 }
 
 /** The hen's lay reports as the API has them (after the write at `position` is readable). */
-async function reportsOf(base: string, hen: string): Promise<LayReport[]> {
+async function reportsOf(
+  base: string,
+  hen: string,
+  headers: Record<string, string> = {},
+): Promise<LayReport[]> {
   const response = await fetch(`${base}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ query: `{ layReportsByHen(id: "${hen}", limit: 10000) { id eggs quality } }` }),
   });
   const answer = (await response.json()) as { data: { layReportsByHen: LayReport[] } };
@@ -36,10 +42,15 @@ async function reportsOf(base: string, hen: string): Promise<LayReport[]> {
 }
 
 /** Polls the API until the hen has `count` reports (the primary's REST read is immediate, GraphQL follows the replica). */
-async function untilReports(base: string, hen: string, count: number): Promise<LayReport[]> {
+async function untilReports(
+  base: string,
+  hen: string,
+  count: number,
+  headers: Record<string, string> = {},
+): Promise<LayReport[]> {
   const deadline = Date.now() + PATIENCE_MS;
   for (;;) {
-    const reports = await reportsOf(base, hen);
+    const reports = await reportsOf(base, hen, headers);
     if (reports.length >= count || Date.now() > deadline) return reports;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -172,6 +183,71 @@ describe('the homesteader app in a browser (pnpm start, seeded)', () => {
 
     expect(foreign).toEqual([]);
     expect(problems).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('the homesteader app with EGGMESH_AUTH_READS', () => {
+  const secret = randomBytes(32).toString('hex');
+  let stack: RunningStack;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    [stack, browser] = await Promise.all([
+      startStack({ EGGMESH_AUTH: 'jwt', EGGMESH_JWT_SECRET: secret, EGGMESH_AUTH_READS: 'true' }),
+      puppeteer.launch({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS }),
+    ]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.stop();
+  });
+
+  it("asks for a token, shows the API's refusals, keeps a report it may not send, sends it with a token that may", async () => {
+    const base = stack.urls.public;
+    const admin = hs256(secret, { sub: 'admin', scope: 'eggmesh:write eggmesh:read' });
+    const post = async (entity: string, body: Record<string, unknown>) => {
+      const response = await fetch(`${base}/${entity}/api`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` },
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(201);
+      return ((await response.json()) as { id: string }).id;
+    };
+    const farm = await post('farm', { name: 'Hill Farm', farm_type: 'homestead', zone: 'north' });
+    const coop = await post('coop', { name: 'Top coop', farm_id: farm, capacity: 6, coop_type: 'barn' });
+    const hen = await post('hen', { name: 'Clucky', coop_id: coop, breed: 'leghorn' });
+
+    const page = await browser.newPage();
+    await page.goto(`${base}/homestead/`, { waitUntil: 'load' });
+    await page.waitForSelector('#token-form', { visible: true, timeout: PATIENCE_MS });
+    expect(await page.$eval('#error', (el) => el.textContent)).toMatch(/token/i);
+
+    // A token that may read but not write: the farm and its hens show, the report waits with the API's 403.
+    await page.type('#token', hs256(secret, { sub: 'viewer', scope: 'eggmesh:read' }));
+    await page.click('#token-form button');
+    await page.waitForSelector('#farm-form', { visible: true, timeout: PATIENCE_MS });
+    await page.select('#farm', farm);
+    await page.click('#farm-form button');
+    await page.waitForSelector(`[data-hen="${hen}"]`, { timeout: PATIENCE_MS });
+    await page.click(`[data-hen="${hen}"] [data-log]`);
+    await page.waitForSelector('#token-form', { visible: true, timeout: PATIENCE_MS });
+    expect(await page.$eval('#error', (el) => el.textContent)).toContain('eggmesh:write');
+    await queued(page, 1);
+
+    // A token that may write lay reports: the kept report is sent.
+    await page.$eval('#token', (el) => {
+      (el as HTMLInputElement).value = '';
+    });
+    await page.type(
+      '#token',
+      hs256(secret, { sub: 'farmer', scope: 'eggmesh:read eggmesh:write:lay_report' }),
+    );
+    await page.click('#token-form button');
+    await queued(page, 0);
+    const sent = await untilReports(base, hen, 1, { authorization: `Bearer ${admin}` });
+    expect(sent.map((r) => r.eggs)).toEqual([1]);
     await page.close();
   });
 });
