@@ -36,10 +36,15 @@ async function graphql<T>(query: string, variables: Record<string, unknown> = {}
 
 // ---- what this phone keeps ------------------------------------------------------------------------
 
+interface Week {
+  eggs_today: number | null;
+  eggs_week: number | null;
+}
 interface Hen {
   id: string;
   name: string;
   breed: string;
+  productivity: Week[] | null;
 }
 interface Coop {
   id: string;
@@ -49,6 +54,7 @@ interface Coop {
 interface FarmView {
   id: string;
   name: string;
+  farmOutput: Array<Week & { active_hens: number | null }> | null;
   coops: Coop[] | null;
 }
 /** A lay report as the API takes it, with the id this phone chose: sending it twice stores it once. */
@@ -113,6 +119,14 @@ function renderNetwork(): void {
 function renderFarm(farm: FarmView): void {
   $('title').textContent = farm.name;
   $('change-farm').hidden = false;
+  // The week from the projections, as last read (the queue's reports count once the API has them).
+  const output = farm.farmOutput?.[0];
+  const week = $('week');
+  week.hidden = !output;
+  week.dataset.eggsWeek = String(output?.eggs_week ?? 0);
+  week.textContent = output
+    ? `This week: ${output.eggs_week ?? 0} eggs from ${output.active_hens ?? 0} laying hens · today: ${output.eggs_today ?? 0}`
+    : '';
   const options = eggQualities.map((q) => `<option value="${q}">${q.replace('_', ' ')}</option>`).join('');
   $('hens').innerHTML = (farm.coops ?? [])
     .map(
@@ -125,6 +139,7 @@ function renderFarm(farm: FarmView): void {
               hen,
             ) => `<article class="card" data-hen="${hen.id}" data-coop="${coop.id}" aria-labelledby="hen-${hen.id}">
 <h3 id="hen-${hen.id}">${esc(hen.name)} <span class="meta">${esc(hen.breed)}</span></h3>
+<p class="meta" data-week="${hen.productivity?.[0]?.eggs_week ?? 0}">This week ${hen.productivity?.[0]?.eggs_week ?? 0} · today ${hen.productivity?.[0]?.eggs_today ?? 0}</p>
 <div class="counter"><button type="button" data-step="-1" aria-label="One egg fewer for ${esc(hen.name)}">−</button>
 <output aria-live="polite" aria-label="Eggs to log for ${esc(hen.name)}">1</output>
 <button type="button" data-step="1" aria-label="One egg more for ${esc(hen.name)}">+</button></div>
@@ -210,7 +225,8 @@ async function loadFarm(farmId: string): Promise<void> {
   if (cached) renderFarm(cached);
   try {
     const { farm } = await graphql<{ farm: FarmView | null }>(
-      'query ($id: ID!) { farm(id: $id) { id name coops { id name hens { id name breed } } } }',
+      `query ($id: ID!) { farm(id: $id) { id name farmOutput(limit: 1) { eggs_today eggs_week active_hens }
+        coops { id name hens { id name breed productivity(limit: 1) { eggs_today eggs_week } } } } }`,
       { id: farmId },
     );
     if (!farm) throw new Error('That farm no longer exists: pick yours again.');

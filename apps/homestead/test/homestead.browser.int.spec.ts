@@ -72,9 +72,18 @@ describe('the homesteader app in a browser (pnpm start, seeded)', () => {
       startStack(),
       puppeteer.launch({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS }),
     ]);
-    await promisify(execFile)(process.execPath, [seedMain, '--url', stack.urls.write], {
+    const { stdout } = await promisify(execFile)(process.execPath, [seedMain, '--url', stack.urls.write], {
       timeout: STARTUP_MS,
     });
+    // Start once the projections hold the whole seed, so the page and this test read the same week.
+    const position = /log position (\d+)/.exec(stdout)?.[1];
+    expect(position).toBeDefined();
+    const ready = await fetch(`${stack.urls.public}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-min-position': String(position) },
+      body: JSON.stringify({ query: '{ farms(limit: 1) { id } }' }),
+    });
+    expect(ready.headers.get('x-eggmesh-stale')).toBeNull();
   });
   afterAll(async () => {
     await browser?.close();
@@ -107,6 +116,18 @@ describe('the homesteader app in a browser (pnpm start, seeded)', () => {
     const card = await page.waitForSelector('[data-hen]', { timeout: PATIENCE_MS });
     const hen = (await card!.evaluate((el) => (el as HTMLElement).dataset.hen))!;
     const before = (await reportsOf(base, hen)).length;
+    // The farm's week, as the projections have it.
+    const week = await fetch(`${base}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `{ farmOutputsByFarm(id: "${farmId}") { eggs_week } }` }),
+    });
+    const { farmOutputsByFarm } = (
+      (await week.json()) as { data: { farmOutputsByFarm: Array<{ eggs_week: number }> } }
+    ).data;
+    expect(await page.$eval('#week', (el) => (el as HTMLElement).dataset.eggsWeek)).toBe(
+      String(farmOutputsByFarm[0]!.eggs_week),
+    );
 
     // Online: 3 eggs, double yolk.
     await page.click(`[data-hen="${hen}"] [data-step="1"]`);
