@@ -3,7 +3,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'vite';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const sources = ['index.html', 'vite.config.ts', 'package.json', 'src'];
@@ -22,5 +21,7 @@ const built = (() => {
 })();
 
 if (built < Math.max(...sources.map((s) => newest(join(root, s))))) {
+  // Vite is loaded only when there is something to build: a no-op stays a file-date check.
+  const { build } = await import('vite');
   await build({ root, logLevel: 'warn' });
 }
