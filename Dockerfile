@@ -21,10 +21,11 @@ RUN pnpm install --frozen-lockfile --offline \
  && pnpm run build
 # Production dependencies only, installed afresh from the store: no TypeScript, vitest, Biome or other
 # devDependency, and not the perf workspace's load tools. The build output (dist/) stays.
-RUN rm -rf node_modules packages/*/node_modules services/*/node_modules perf/node_modules \
+RUN rm -rf node_modules packages/*/node_modules services/*/node_modules apps/*/node_modules perf/node_modules \
  && pnpm install --frozen-lockfile --offline --prod --filter '!@eggmesh/perf'
 # What runs: each package's manifest, build output and node_modules links, and the store they point to
-# (pnpm links are relative, so the tree moves as a whole). No sources, tests or the perf workspace.
+# (pnpm links are relative, so the tree moves as a whole), and the web apps' built files (the read-api
+# serves them). No sources, tests or the perf workspace.
 RUN mkdir -p /out \
  && cp package.json /out/ \
  && cp -a node_modules /out/ \
@@ -33,6 +34,7 @@ RUN mkdir -p /out \
       && cp -a "$dir/package.json" "$dir/dist" "/out/$dir/" \
       && if [ -d "$dir/node_modules" ]; then cp -a "$dir/node_modules" "/out/$dir/"; fi; \
     done \
+ && for dir in apps/*; do mkdir -p "/out/$dir" && cp -a "$dir/dist" "/out/$dir/"; done \
  && find /out -name '*.tsbuildinfo' -delete
 
 # ---- runtime: node and the pruned workspace, as the unprivileged `node` user ---------------------------

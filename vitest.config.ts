@@ -23,7 +23,7 @@ const workspaceSources = [
   ['@eggmesh/legacy-sync', 'services/legacy-sync/src/index.ts'],
 ] as const;
 
-const testDirs = ['packages/*/test', 'services/*/test', 'perf/test'];
+const testDirs = ['packages/*/test', 'services/*/test', 'apps/*/test', 'perf/test'];
 const files = (tier: string) => testDirs.map((dir) => `${dir}/**/*.${tier}.spec.ts`);
 // Tests that drive a real browser (Chromium) through the served pages: they check what a user sees and
 // need a browser on the machine, so they run with the end-to-end tier, not with the int tier.

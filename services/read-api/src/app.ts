@@ -15,6 +15,7 @@ import type { EntityReader } from '@eggmesh/store';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { httpErrors } from './errors.js';
 import { graphqlEndpoint, type ReadStore } from './graphql/endpoint.js';
+import { APPS, registerApps } from './http/apps.js';
 import { forwardWrites } from './http/forward.js';
 import { GRAPHIQL_ASSETS, registerGraphiql } from './http/graphiql.js';
 import { apiGuideText, landingPage } from './http/landing.js';
@@ -74,7 +75,12 @@ export function buildApp({
   });
   boundPipelining(app);
   const metrics = createMetrics();
-  app.register(servicePlugin, { config, service: 'read-api', metrics, pages: ['/graphiql'] });
+  app.register(servicePlugin, {
+    config,
+    service: 'read-api',
+    metrics,
+    pages: ['/graphiql', ...APPS.map((a) => a.prefix)],
+  });
   const auth = new Authenticator(config.auth);
 
   // The GraphQL scopes format their own errors; these cover the plain routes.
@@ -161,5 +167,6 @@ export function buildApp({
   );
   // Declared once the service plugin has loaded, so the page gets its Content-Security-Policy.
   app.register(async (scope) => registerGraphiql(scope, '/graphql'));
+  app.register(registerApps);
   return app;
 }

@@ -335,13 +335,25 @@ describe('the public port forwards the write routes to the write-api', () => {
     expect(upstream.posts()).toBe(before + 3);
   });
 
-  it('answers GET / with a landing page linking to GraphiQL, the docs, the guide, /health and /metrics', async () => {
+  it('answers GET / with a landing page linking to the dashboard, GraphiQL, the docs, the guide, /health and /metrics', async () => {
     const page = await fetch(`${base}/`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     const html = await page.text();
-    for (const link of ['/graphiql', '/docs', '/api.md', '/health', '/metrics'])
+    for (const link of ['/dashboard/', '/homestead/', '/graphiql', '/docs', '/api.md', '/health', '/metrics'])
       expect(html).toContain(`href="${link}"`);
+    // The dashboard is served here, as a page (its CSP lets it load its own scripts and open its socket).
+    const dashboard = await fetch(`${base}/dashboard/`);
+    expect(dashboard.status).toBe(200);
+    expect(dashboard.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(dashboard.headers.get('content-security-policy')).toContain("connect-src 'self'");
+    expect(await dashboard.text()).toContain('<script type="module" crossorigin src="/dashboard/assets/');
+    const manifest = await fetch(`${base}/homestead/manifest.webmanifest`);
+    expect(manifest.status).toBe(200);
+    expect(((await manifest.json()) as { scope: string }).scope).toBe('/homestead/');
+    const bare = await fetch(`${base}/dashboard`, { redirect: 'manual' });
+    expect(bare.status).toBe(301);
+    expect(bare.headers.get('location')).toBe('/dashboard/');
     const guide = await fetch(`${base}/api.md`);
     expect(guide.status).toBe(200);
     expect(await guide.text()).toContain('EGGMESH_ROUTE_NOT_FOUND');

@@ -2,31 +2,13 @@
 // the page loads, a query given by ?query= runs when the run button is clicked, and its answer shows
 // in the result pane.
 
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_ARGS, chromiumPath } from '../../../infra/test/chromium.js';
 import { type Fixture, fixture, ids, seed } from './helpers.js';
-
-const ensureTools = fileURLToPath(new URL('../../../infra/ensure-tools.sh', import.meta.url));
-
-/** Chromium from the system (Debian's package): installed here when this machine can (root, apt-get). */
-function chromiumPath(): string {
-  const candidates = [process.env.EGGMESH_TEST_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'];
-  const found = () => candidates.find((path): path is string => !!path && existsSync(path));
-  if (!found()) execFileSync('bash', [ensureTools, 'chromium'], { stdio: 'inherit' });
-  const path = found();
-  if (!path) {
-    throw new Error(
-      'the GraphiQL browser test needs Chromium: install it (Debian/Ubuntu: apt-get install chromium), ' +
-        'or set EGGMESH_TEST_CHROMIUM to a Chromium or Chrome binary',
-    );
-  }
-  return path;
-}
 
 describe('GraphiQL in a browser, offline', () => {
   let f: Fixture;
@@ -34,16 +16,11 @@ describe('GraphiQL in a browser, offline', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    const executablePath = chromiumPath();
     f = await fixture();
     await seed(f);
     // The write-api is not needed here: /graphiql and /graphql are the read-api's own.
     base = await f.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await puppeteer.launch({
-      executablePath,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
-    });
+    browser = await puppeteer.launch({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS });
   });
   afterAll(async () => {
     await browser?.close();
