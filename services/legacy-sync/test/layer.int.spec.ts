@@ -93,6 +93,30 @@ describe('the anti-corruption layer on real CDC (SAP and Salesforce sources)', (
       files.projectionsDir,
     ];
   };
+  /** Waits until the service's consumer group has committed every change of every table of `mapping`. */
+  const untilCommitted = async (mapping: SourceMapping, topicPrefix: string) => {
+    const kafka = new Kafka({ brokers: brokers.split(','), logLevel: logLevel.NOTHING });
+    const kafkaAdmin = kafka.admin();
+    await kafkaAdmin.connect();
+    const source = mapping.source as 'sap' | 'salesforce';
+    const topics = mapping.tables.map((table) => changeTopic(topicPrefix, source, table.table));
+    try {
+      await until(async () => {
+        const committed = await kafkaAdmin.fetchOffsets({
+          groupId: `eggmesh-legacy-sync.${topicPrefix}.${source}`,
+          topics,
+        });
+        for (const topic of topics) {
+          const high = (await kafkaAdmin.fetchTopicOffsets(topic))[0]?.high ?? '0';
+          const done = committed.find((one) => one.topic === topic)?.partitions[0]?.offset ?? '-1';
+          if (high !== '0' && done !== high) return false;
+        }
+        return true;
+      });
+    } finally {
+      await kafkaAdmin.disconnect();
+    }
+  };
   const admin = (user = 'JSMITH') => `'${user}', '20250301', '081500', NULL, NULL, NULL`;
   const id = (table: string, ...key: string[]) => legacyId('sap', '100', table, key);
   const get = async (entity: string, key: string) => {
@@ -438,23 +462,7 @@ describe('the anti-corruption layer on real CDC (SAP and Salesforce sources)', (
     expect(ready).toMatchObject({ status: 'ready', parked: 0, deadLettered: 0 });
     // Its applied count can pass the total mid-replay (redelivered deletes count too): wait until its
     // group has committed every change of every table.
-    const kafka = new Kafka({ brokers: brokers.split(','), logLevel: logLevel.NOTHING });
-    const kafkaAdmin = kafka.admin();
-    await kafkaAdmin.connect();
-    const topics = sapMapping.tables.map((table) => changeTopic(economyPrefix, 'sap', table.table));
-    await until(async () => {
-      const committed = await kafkaAdmin.fetchOffsets({
-        groupId: `eggmesh-legacy-sync.${economyPrefix}.sap`,
-        topics,
-      });
-      for (const topic of topics) {
-        const high = (await kafkaAdmin.fetchTopicOffsets(topic))[0]?.high ?? '0';
-        const done = committed.find((one) => one.topic === topic)?.partitions[0]?.offset ?? '-1';
-        if (high !== '0' && done !== high) return false;
-      }
-      return true;
-    });
-    await kafkaAdmin.disconnect();
+    await untilCommitted(sapMapping, economyPrefix);
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(metrics).toMatch(
       /eggmesh_legacy_applied_total\{source="sap",entity="lay_report",op="upsert"\} \d+/,
@@ -629,6 +637,37 @@ describe('the anti-corruption layer on real CDC (SAP and Salesforce sources)', (
         String(container),
       ).toMatchObject(expectedTotals);
     }
+
+    // The layer as a service for EGGMESH_LEGACY_SOURCE=salesforce, on a consumer group of its own:
+    // it replays every change and ends with the same clean records.
+    const repo = fileURLToPath(new URL('../../../', import.meta.url));
+    execFileSync(
+      process.execPath,
+      [join(repo, 'node_modules/typescript/bin/tsc'), '-b', 'services/legacy-sync'],
+      { cwd: repo, stdio: 'pipe', timeout: 170_000 },
+    );
+    const port = await freePort();
+    const child = spawn(process.execPath, [join(repo, 'services/legacy-sync/dist/main.js')], {
+      env: {
+        ...process.env,
+        EGGMESH_KAFKA_BROKERS: brokers,
+        EGGMESH_LEGACY_SOURCE: 'salesforce',
+        EGGMESH_LEGACY_TOPIC_PREFIX: orgPrefix,
+        EGGMESH_DATA_DIR: join(dir, 'salesforce-service'),
+        EGGMESH_WRITE_API_URL: cleanUrl,
+        LEGACY_SYNC_PORT: String(port),
+        EGGMESH_LOG_LEVEL: 'warn',
+      },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    await untilCommitted(salesforceMapping, orgPrefix);
+    const ready = (await (await fetch(`http://127.0.0.1:${port}/ready`)).json()) as Record<string, unknown>;
+    expect(ready).toMatchObject({ status: 'ready', parked: 0, deadLettered: 0 });
+    expect(Number(ready.applied)).toBeGreaterThan(0);
+    for (const [entity] of tables) expect(await ids(entity), entity).toEqual(expected.get(entity));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
     await org.end();
   }, 900_000);
 });
