@@ -637,6 +637,44 @@ describe('the anti-corruption layer on real CDC (SAP and Salesforce sources)', (
         String(container),
       ).toMatchObject(expectedTotals);
     }
+    const projection = async (name: string, id: string) => {
+      const response = await fetch(`${cleanUrl}/${name}/api/${id}`);
+      return response.status === 200 ? ((await response.json()) as Record<string, unknown>) : undefined;
+    };
+    // Hen productivity: eggs of the hen's live reports, and the share graded Grade A, Double Yolk or not at all.
+    const laying = await org.query(
+      `SELECT h.id,
+         coalesce(sum(r.egg_count__c), 0)::int AS total,
+         coalesce(sum(r.egg_count__c) FILTER (WHERE r.quality__c IS NULL OR r.quality__c IN ('Grade A', 'Double Yolk')), 0)::int AS good
+       FROM salesforce.hen__c h LEFT JOIN salesforce.lay_report__c r ON r.hen__c = h.id AND NOT r.isdeleted
+       WHERE NOT h.isdeleted GROUP BY h.id`,
+    );
+    for (const row of laying.rows as { id: string; total: number; good: number }[]) {
+      const served = (await projection('hen_productivity', sfId('hen__c', row.id))) ?? {
+        total_eggs: 0,
+        quality_rate: 0,
+      };
+      expect(served, row.id).toMatchObject({
+        total_eggs: row.total,
+        quality_rate: row.total > 0 ? Math.round(Math.min(1, row.good / row.total) * 1e4) / 1e4 : 0,
+      });
+    }
+    // Farm output: the farm's type, its hens (through their coops) and those of them active.
+    const output = await org.query(
+      `SELECT f.id, f.farm_type__c, count(h.id)::int AS total_hens,
+         (count(h.id) FILTER (WHERE h.status__c = 'Active'))::int AS active_hens
+       FROM salesforce.farm__c f
+       LEFT JOIN salesforce.coop__c c ON c.farm__c = f.id AND NOT c.isdeleted
+       LEFT JOIN salesforce.hen__c h ON h.coop__c = c.id AND NOT h.isdeleted
+       WHERE NOT f.isdeleted GROUP BY f.id, f.farm_type__c`,
+    );
+    for (const row of output.rows as Record<string, string | number>[]) {
+      expect(await projection('farm_output', sfId('farm__c', String(row.id))), String(row.id)).toMatchObject({
+        farm_type: String(row.farm_type__c).toLowerCase().replaceAll(' ', '_'),
+        total_hens: row.total_hens,
+        active_hens: row.active_hens,
+      });
+    }
 
     // The layer as a service for EGGMESH_LEGACY_SOURCE=salesforce, on a consumer group of its own:
     // it replays every change and ends with the same clean records.
