@@ -181,7 +181,7 @@ export const settings = Object.freeze({
   EGGMESH_HTTP_KEEP_ALIVE_TIMEOUT_MS: int('limits', 10_000, 1),
   EGGMESH_HTTP_MAX_CONNECTIONS: int('limits', 4096, 1),
   LEGACY_SYNC_PORT: int('legacy', 3038, 0, 65_535),
-  EGGMESH_LEGACY_SOURCE: oneOf('legacy', ['sap'], 'sap'),
+  EGGMESH_LEGACY_SOURCE: oneOf('legacy', ['sap', 'salesforce'], 'sap'),
   EGGMESH_LEGACY_TOPIC_PREFIX: text('legacy', 'legacy'),
 });
 

@@ -19,8 +19,10 @@ export {
   type TableMapping,
   Unmappable,
 } from './mapping.js';
+export { salesforceMapping } from './salesforce.js';
+export { SalesforceSimulator } from './salesforce-simulator.js';
 export { sapMapping } from './sap.js';
-export { type FillOptions, SapSimulator, type SimulatorOptions } from './simulator.js';
+export { type FillOptions, type LegacySimulator, SapSimulator, type SimulatorOptions } from './simulator.js';
 export { applySchema, changeTopic, type Source, schemaSql, sources } from './sources.js';
 export { type DeadLetter, type ParkedRecord, SyncState } from './state.js';
 export { LegacySync, type LegacySyncOptions, type SyncStatus } from './sync.js';

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, loggerOptions, parseCommandLine, serve } from '@eggmesh/service-kit';
 import { buildApp } from './app.js';
+import { salesforceMapping } from './salesforce.js';
 import { sapMapping } from './sap.js';
 import { LegacySync, type LegacySyncOptions } from './sync.js';
 
@@ -13,7 +14,7 @@ parseCommandLine({
 });
 // The layer's composition root: the source's mapping, Kafka, the write-api's URL, the state file.
 const config = loadConfig('legacy-sync');
-const mappings = { sap: sapMapping } as const;
+const mappings = { sap: sapMapping, salesforce: salesforceMapping } as const;
 mkdirSync(config.dataDir, { recursive: true });
 const options: LegacySyncOptions = {
   mapping: mappings[config.legacy.source],

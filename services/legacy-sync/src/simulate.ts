@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { SapSimulator } from './simulator.js';
-import { applySchema } from './sources.js';
+import { SalesforceSimulator } from './salesforce-simulator.js';
+import { type LegacySimulator, SapSimulator } from './simulator.js';
+import { applySchema, type Source, sources } from './sources.js';
 
 const { values } = parseArgs({
   options: {
@@ -19,19 +20,20 @@ const { values } = parseArgs({
 if (values.help) {
   process.stdout.write(
     [
-      'usage: pnpm legacy:simulate [--source sap] [--rate N] [--url postgresql://...] [--seed N] [--changes N]',
+      'usage: pnpm legacy:simulate [--source sap|salesforce] [--rate N] [--url postgresql://...] [--seed N] [--changes N]',
       '',
-      'Writes the SAP tables as the legacy applications would: creates the schema, fills an empty database',
+      "Writes a source's tables as the legacy applications would: creates the schema, fills an empty database",
       'with an economy, then makes N changes per second (until Ctrl-C, or --changes in all).',
       '',
     ].join('\n'),
   );
   process.exit(0);
 }
-if (values.source !== 'sap') {
-  process.stderr.write(`eggmesh: --source ${values.source}: only sap is simulated so far\n`);
+if (!sources.includes(values.source as Source)) {
+  process.stderr.write(`eggmesh: --source ${values.source}: not one of ${sources.join(', ')}\n`);
   process.exit(2);
 }
+const source = values.source as Source;
 const rate = Number(values.rate);
 if (!(rate > 0)) {
   process.stderr.write('eggmesh: --rate must be a positive number of changes per second\n');
@@ -39,11 +41,17 @@ if (!(rate > 0)) {
 }
 const db = new pg.Client({ connectionString: values.url });
 await db.connect();
-await applySchema(db, 'sap');
-const simulator = new SapSimulator(db, { seed: Number(values.seed) });
-const existing = await db.query('SELECT count(*)::int AS n FROM sap.zfarm_mstr');
+await applySchema(db, source);
+const simulator: LegacySimulator =
+  source === 'sap'
+    ? new SapSimulator(db, { seed: Number(values.seed) })
+    : new SalesforceSimulator(db, { seed: Number(values.seed) });
+const farms = source === 'sap' ? 'sap.zfarm_mstr' : 'salesforce.farm__c';
+const existing = await db.query(`SELECT count(*)::int AS n FROM ${farms}`);
 if (existing.rows[0].n > 0) {
-  process.stderr.write('eggmesh: the SAP tables already hold data; this simulator fills an empty database\n');
+  process.stderr.write(
+    `eggmesh: the ${source} tables already hold data; this simulator fills an empty database\n`,
+  );
   await db.end();
   process.exit(2);
 }

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 
 /** A small seeded PRNG (mulberry32): the same seed makes the same economy and the same changes. */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -39,6 +39,14 @@ export interface SimulatorOptions {
   readonly clock?: () => number;
 }
 
+/** What `pnpm legacy:simulate` drives, whichever source it writes. */
+export interface LegacySimulator {
+  /** Changes made per kind. */
+  readonly counts: Record<string, number>;
+  fill(options: FillOptions): Promise<void>;
+  step(): Promise<void>;
+}
+
 export interface FillOptions {
   readonly farms: number;
   readonly coopsPerFarm: number;
@@ -54,7 +62,7 @@ export interface FillOptions {
  * and then a code no map knows and rows of another client). Each change is its own transaction, as
  * each SAP dialog step commits alone.
  */
-export class SapSimulator {
+export class SapSimulator implements LegacySimulator {
   readonly #db: pg.ClientBase;
   readonly #random: () => number;
   readonly #options: SimulatorOptions;

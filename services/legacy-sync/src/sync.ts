@@ -391,13 +391,14 @@ export class LegacySync {
     for (const parked of this.#state.parkedBefore(this.#clock() - this.#options.parkTtlMs)) {
       const table = this.#byTable.get(parked.table);
       if (!table) continue;
-      this.#state.unpark(parked.id);
+      // Dead letter first: a crash between the two leaves the row both parked and dead, never neither.
       await this.#deadLetter(
         table,
         parked.client,
         parked.row,
         `missing parent ${parked.waitingOn.join(', ')}`,
       );
+      this.#state.unpark(parked.id);
     }
   }
 

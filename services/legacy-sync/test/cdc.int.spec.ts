@@ -6,7 +6,14 @@ import { start as startConnect } from '../../../infra/connect/server.mjs';
 import type { RunningPostgres } from '../../../infra/postgres/server.mjs';
 import { start as startPostgres } from '../../../infra/postgres/server.mjs';
 import { sharedKafkaBrokers } from '../../../infra/test/shared-servers.js';
-import { applySchema, changeTopic, connectorConfig, putConnector, waitRunning } from '../src/index.js';
+import {
+  applySchema,
+  changeTopic,
+  connectorConfig,
+  putConnector,
+  restartConnector,
+  waitRunning,
+} from '../src/index.js';
 
 // Slice of the distributed tier below the layer: the project's PostgreSQL (wal_level=logical) holds
 // the SAP schema, the project's Connect worker runs Debezium on it, and every committed row change
@@ -111,6 +118,16 @@ describe('change data capture from the SAP tables (PostgreSQL → Debezium → K
     expect(seen.map((m) => m.value?.op ?? 'tombstone')).toEqual(['r', 'u', 'c', 'd', 'tombstone']);
     expect(seen[3]?.value?.before).toMatchObject({ mandt: '100', werks: '1000' });
     expect(seen[4]?.key).toEqual({ mandt: '100', werks: '1000' });
+
+    // A restart through Connect's REST API (connector and tasks) resumes from the committed offset too:
+    // the next change arrives, and nothing before it again.
+    await restartConnector(connect.url, name);
+    await waitRunning(connect.url, name);
+    await db.query(farmRow('3000', 'Lindenhof'));
+    await waitFor(6);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(seen.map((m) => m.value?.op ?? 'tombstone')).toEqual(['r', 'u', 'c', 'd', 'tombstone', 'c']);
+    expect(seen[5]?.value?.after).toMatchObject({ werks: '3000', farm_nm: 'Lindenhof' });
     await consumer.disconnect();
     await db.end();
   }, 900_000);

@@ -44,7 +44,7 @@ describe('pnpm legacy:simulate', () => {
     await postgres?.stop();
   });
 
-  it('creates the SAP tables, fills an empty database, makes the changes asked for, and refuses to fill twice', async () => {
+  it('creates the SAP and the Salesforce tables, fills an empty database, makes the changes asked for, and refuses to fill twice', async () => {
     const url = postgres.url('legacy');
     const first = await run(['--source', 'sap', '--rate', '200', '--changes', '40', '--url', url]);
     expect(first.code, first.stderr).toBe(0);
@@ -65,5 +65,34 @@ describe('pnpm legacy:simulate', () => {
     expect(again.stderr).toMatch(/already hold data/);
     const unknown = await run(['--source', 'mainframe', '--url', url]);
     expect(unknown.code).toBe(2);
+
+    // The Salesforce org, in the same database: its own schema, its own economy; recycled records stay
+    // as rows with isdeleted set.
+    const org = await run(['--source', 'salesforce', '--rate', '200', '--changes', '80', '--url', url]);
+    expect(org.code, org.stderr).toBe(0);
+    const made = JSON.parse(/changes: (.*)/.exec(org.stdout)?.[1] ?? '{}') as Record<string, number>;
+    const sf = new pg.Client({ connectionString: url });
+    await sf.connect();
+    const count = async (sql: string) => (await sf.query(sql)).rows[0].n as number;
+    expect(await count('SELECT count(*)::int AS n FROM salesforce.farm__c')).toBe(made.farm);
+    expect(await count('SELECT count(*)::int AS n FROM salesforce.hen__c')).toBe(made.hen);
+    expect(await count('SELECT count(*)::int AS n FROM salesforce.lay_report__c')).toBe(made.lay_report);
+    expect(made.soft_delete).toBeGreaterThan(0);
+    const recycled = await sf.query(
+      `SELECT sum(n)::int AS n FROM (${[
+        'lay_report__c',
+        'storage_deposit__c',
+        'storage_withdrawal__c',
+        'container_transfer__c',
+        'consumption_report__c',
+      ]
+        .map((table) => `SELECT count(*) AS n FROM salesforce.${table} WHERE isdeleted`)
+        .join(' UNION ALL ')}) AS recycled`,
+    );
+    expect(recycled.rows[0].n).toBe(made.soft_delete);
+    expect(
+      await count(`SELECT count(*)::int AS n FROM salesforce.lay_report__c WHERE name LIKE 'LR-%'`),
+    ).toBe(made.lay_report);
+    await sf.end();
   });
 });
