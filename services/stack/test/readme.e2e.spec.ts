@@ -94,7 +94,11 @@ function emptiesIn(value: unknown, path = 'data'): string[] {
  * Blocks that are not API calls: the workspace's own commands, which the rest of the suite covers, and
  * `docker compose` (no Docker here: compose.unit.spec.ts checks the file against the configuration).
  */
-const workspaceCommand = /^((npx -y pnpm@[\d.]+ |pnpm )(install|start|test|seed)\b|docker compose )/;
+// Workspace commands the suite itself runs (`pnpm test` builds; the legacy tests run the simulator), and
+// the legacy walk-through's PostgreSQL lines (psql, the dev server), which need a PostgreSQL the README
+// reader starts: the legacy tests start the same server and run the same SQL through the client library.
+const workspaceCommand =
+  /^((npx -y pnpm@[\d.]+ |pnpm )(install|start|test|seed|build|legacy:simulate)\b|docker compose |psql postgresql:\/\/|node infra\/postgres\/server\.mjs )/;
 
 function requireTool(name: string, hint: string): void {
   if (spawnSync('bash', ['-c', `command -v ${name}`]).status === 0) return;
