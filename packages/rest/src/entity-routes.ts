@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError, type Issue } from './errors.js';
 import { idGenerator } from './ids.js';
-import { INTEGER_QUERY, NUMBER_QUERY, routeSchemas } from './route-schemas.js';
+import { INTEGER_QUERY, NUMBER_QUERY, type ReadRouteSchema, routeSchemas } from './route-schemas.js';
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -57,6 +57,22 @@ function queryInteger(query: Query, name: string, min: number, max: number): num
   if (!(n >= min && n <= max))
     throw new ApiError('EGGMESH_BAD_QUERY', [`${name} must be an integer from ${min} to ${max}`]);
   return n;
+}
+
+/**
+ * The query of a read route, refused when it names a parameter the route's schema does not (an
+ * ignored `?coop_id=` reads as a filter that worked): the schema's `properties` are the one list.
+ */
+function knownQuery(query: Query, schema: ReadRouteSchema): Query {
+  const known = Object.keys(schema.querystring.properties);
+  const unknown = Object.keys(query).filter((name) => !known.includes(name));
+  if (unknown.length > 0) {
+    throw new ApiError(
+      'EGGMESH_BAD_QUERY',
+      unknown.map((name) => `unknown query parameter "${name}" (this route takes ${known.join(', ')})`),
+    );
+  }
+  return query;
 }
 
 function queryAt(query: Query): number | undefined {
@@ -117,11 +133,12 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
   };
 
   app.get<{ Querystring: Query }>(base, { schema: schemas.list, ...reads }, async (request, reply) => {
-    const limit = queryInteger(request.query, 'limit', 1, config.list.maxLimit) ?? config.list.defaultLimit;
+    const query = knownQuery(request.query, schemas.list);
+    const limit = queryInteger(query, 'limit', 1, config.list.maxLimit) ?? config.list.defaultLimit;
     const page = {
       limit,
-      at: queryAt(request.query),
-      after: queryValue(request.query, 'after') || undefined,
+      at: queryAt(query),
+      after: queryValue(query, 'after') || undefined,
     };
     const rows = await metrics.timeStore('list', () => reader.list(name, page));
     if (rows.length === page.limit) reply.header('x-next-cursor', rows[rows.length - 1]!.id);
@@ -129,11 +146,12 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
   });
 
   app.get<{ Querystring: Query }>(`${base}/bulk`, { schema: schemas.bulkGet, ...reads }, async (request) => {
-    const raw = queryValue(request.query, 'ids');
+    const query = knownQuery(request.query, schemas.bulkGet);
+    const raw = queryValue(query, 'ids');
     if (!raw) throw new ApiError('EGGMESH_BAD_QUERY', ['give the ids to read: ?ids=a,b,c']);
     const ids = raw.split(',');
     if (ids.some((id) => id === '')) throw new ApiError('EGGMESH_BAD_QUERY', ['ids has an empty entry']);
-    return readMany(ids, queryAt(request.query));
+    return readMany(ids, queryAt(query));
   });
 
   app.get<{ Params: IdParams; Querystring: Query }>(
@@ -141,7 +159,7 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
     { schema: schemas.get, ...reads },
     async (request) => {
       const id = checkId(request.params.id);
-      const at = queryAt(request.query);
+      const at = queryAt(knownQuery(request.query, schemas.get));
       const record = await metrics.timeStore('get', () => reader.get(name, id, { at }));
       if (!record) throw new ApiError('EGGMESH_NOT_FOUND', [name, id]);
       return present(record, at);

@@ -118,13 +118,19 @@ const positionHeader = {
   'x-log-position': { type: 'integer', description: 'the event log position of the (last) entry written' },
 };
 
+/** A read route's schema: its querystring's `properties` name every parameter it takes. */
+export interface ReadRouteSchema {
+  readonly [key: string]: unknown;
+  querystring: { properties: object; [key: string]: unknown };
+}
+
 export interface RouteSchemas {
-  list: object;
+  list: ReadRouteSchema;
   create: object;
-  bulkGet: object;
+  bulkGet: ReadRouteSchema;
   bulkCreate: object;
   bulkRead: object;
-  get: object;
+  get: ReadRouteSchema;
   put: object;
   delete: object;
 }
@@ -160,6 +166,7 @@ export function routeSchemas(name: EntityName, config: RestConfig): RouteSchemas
       summary: `List ${name} (id order)`,
       querystring: {
         type: 'object',
+        additionalProperties: false,
         properties: {
           limit: {
             type: 'integer',
@@ -202,6 +209,7 @@ export function routeSchemas(name: EntityName, config: RestConfig): RouteSchemas
       querystring: {
         type: 'object',
         required: ['ids'],
+        additionalProperties: false,
         properties: {
           ids: {
             type: 'string',
@@ -259,7 +267,7 @@ export function routeSchemas(name: EntityName, config: RestConfig): RouteSchemas
       tags,
       summary: `Read one ${name}`,
       params: idParams,
-      querystring: { type: 'object', properties: { at } },
+      querystring: { type: 'object', additionalProperties: false, properties: { at } },
       response: {
         200: { description: 'found', ...record },
         ...always,

@@ -10,9 +10,11 @@ import {
   type PlannedAggregate,
   type PlannedQuery,
   type QueryPage,
+  StoreError,
+  storeErrorCodes,
   tooManyGroups,
 } from '@eggmesh/store';
-import type { Collection, Document } from 'mongodb';
+import { type Collection, type Db, type Document, MongoServerError } from 'mongodb';
 import type { CurrentDoc, VersionDoc } from './reader.js';
 
 /**
@@ -120,11 +122,81 @@ function sourceStages(plan: { readonly at: number | undefined }, timestamps: rea
   return stages;
 }
 
+/** NotImplemented: the server parsed the pipeline and lacks one of its operators. */
+const NOT_IMPLEMENTED = 238;
+
+/**
+ * The aggregation expressions a query at a past time, a timestamp order or range and an aggregate
+ * need: `$toDate`/`$toLong` (a timestamp's instant), `$first` (the newest version of an id),
+ * `$min`/`$max`/`$avg` and arithmetic for time buckets. MongoDB and the emulator evaluate them;
+ * FerretDB 1.x implements none of them in `$group`/`$addFields` (and its `$sum` of a field answers 0),
+ * so on such a server these queries are refused rather than answered wrong. Asked once per database
+ * with a pipeline that reads nothing: a server lacking an operator refuses it while parsing.
+ */
+const expressionSupport = new WeakMap<Db, Promise<boolean>>();
+
+export function hasAggregationExpressions(db: Db): Promise<boolean> {
+  let known = expressionSupport.get(db);
+  if (!known) {
+    const probe = [
+      { $match: { _id: { $exists: false } } },
+      {
+        $addFields: {
+          t: { $toLong: { $toDate: '$created_at' } },
+          b: { $subtract: ['$created_at', { $mod: [{ $add: ['$created_at', 1] }, 2] }] },
+        },
+      },
+      {
+        $group: {
+          _id: '$b',
+          f: { $first: '$t' },
+          n: { $min: '$t' },
+          x: { $max: '$t' },
+          a: { $avg: '$t' },
+          s: { $sum: '$t' },
+        },
+      },
+    ];
+    known = db
+      .collection('eggmesh_capability_probe')
+      .aggregate(probe)
+      .toArray()
+      .then(
+        () => true,
+        (error: unknown) => {
+          if (error instanceof MongoServerError && error.code === NOT_IMPLEMENTED) return false;
+          throw error;
+        },
+      );
+    // A failed probe (the server unreachable) is asked again next time.
+    known.catch(() => expressionSupport.delete(db));
+    expressionSupport.set(db, known);
+  }
+  return known;
+}
+
+/** The refusal of a query the server cannot answer correctly (see `hasAggregationExpressions`). */
+function unsupported(entity: EntityName, what: string): StoreError {
+  return new StoreError(
+    storeErrorCodes.INVALID_QUERY,
+    `${what} needs aggregation expressions ($toDate, $first, $min, $max, $avg, $subtract, $mod) that this MongoDB-wire server (FerretDB 1.x) does not implement; run the read side on MongoDB for it`,
+    { entity },
+  );
+}
+
 /** Runs a planned query as two aggregations (the page, one row more; the count) on the collection it reads. */
 export async function runQuery(
   plan: PlannedQuery,
   collections: { current: Collection<CurrentDoc>; versions: Collection<VersionDoc> },
+  expressions: boolean,
 ): Promise<QueryPage> {
+  if (!expressions) {
+    if (plan.at !== undefined) throw unsupported(plan.entity, 'a query at a past time');
+    const timestamps = timestampFields(plan);
+    if (timestamps.length > 0) {
+      throw unsupported(plan.entity, `a query filtering or sorting on ${timestamps.join(', ')}`);
+    }
+  }
   const collection = (plan.at === undefined
     ? collections.current
     : collections.versions) as unknown as Collection;
@@ -160,7 +232,9 @@ export async function runQuery(
 export async function runAggregate(
   plan: PlannedAggregate,
   collections: { current: Collection<CurrentDoc>; versions: Collection<VersionDoc> },
+  expressions: boolean,
 ): Promise<AggregateGroup[]> {
+  if (!expressions) throw unsupported(plan.entity, 'an aggregate');
   const collection = (plan.at === undefined
     ? collections.current
     : collections.versions) as unknown as Collection;

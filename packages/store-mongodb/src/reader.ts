@@ -14,7 +14,7 @@ import {
 } from '@eggmesh/store';
 import type { Collection, Db, Filter } from 'mongodb';
 import { translated } from './errors.js';
-import { runAggregate, runQuery } from './query.js';
+import { hasAggregationExpressions, runAggregate, runQuery } from './query.js';
 
 /** The entities the primary holds: everything clients write (projections live elsewhere). */
 export const primaryEntities: readonly EntityName[] = entityNames.filter(
@@ -172,12 +172,16 @@ export class MongoEntityReader implements EntityReader {
 
   /** A planned list query as aggregation pipelines (see `runQuery`). */
   query(plan: PlannedQuery): Promise<QueryPage> {
-    return translated(() => runQuery(plan, this.collections(plan.entity)));
+    return translated(async () =>
+      runQuery(plan, this.collections(plan.entity), await hasAggregationExpressions(this.db)),
+    );
   }
 
   /** A planned aggregate as one aggregation pipeline (see `runAggregate`). */
   aggregate(plan: PlannedAggregate): Promise<AggregateGroup[]> {
-    return translated(() => runAggregate(plan, this.collections(plan.entity)));
+    return translated(async () =>
+      runAggregate(plan, this.collections(plan.entity), await hasAggregationExpressions(this.db)),
+    );
   }
 
   list(entity: EntityName, options: PageOptions): Promise<StoredRecord[]> {

@@ -397,6 +397,26 @@ describe('requests the service does not take', () => {
       'EGGMESH_BAD_QUERY',
     );
   });
+
+  it('an unknown query parameter is 400 EGGMESH_BAD_QUERY naming it, never ignored', async () => {
+    const hen = existing.hen!;
+    for (const [path, name] of [
+      [`/hen/api?coop_id=${hen.coop_id as string}`, 'coop_id'],
+      ['/hen/api?limit=5&sort=name', 'sort'],
+      [`/hen/api/${hen.id}?fields=name`, 'fields'],
+      [`/hen/api/bulk?ids=${hen.id}&verbose=1`, 'verbose'],
+    ] as const) {
+      const body = await refused(await send(t.app, 'GET', path), 400, 'EGGMESH_BAD_QUERY');
+      expect(body.error, path).toContain(`unknown query parameter "${name}"`);
+    }
+    // The parameters a route documents still work.
+    const page = await send(t.app, 'GET', `/hen/api?limit=1&at=${Date.now()}`);
+    expect(page.statusCode, page.body).toBe(200);
+    expect(await send(t.app, 'GET', `/hen/api/${hen.id}?at=${Date.now()}`)).toMatchObject({
+      statusCode: 200,
+    });
+    expect(await send(t.app, 'GET', `/hen/api/bulk?ids=${hen.id}`)).toMatchObject({ statusCode: 200 });
+  });
 });
 
 describe('bulk requests', () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { expect } from 'vitest';
+import { isStoreError, storeErrorCodes } from '../errors.js';
 import {
   type AggregateOptions,
   aggregateInMemory,
@@ -96,6 +97,16 @@ const orderArb: fc.Arbitrary<OrderBy[]> = fc
     ),
   );
 
+/** Asserts that `work` fails with STORE_INVALID_QUERY and a message matching `refusal`. */
+export async function expectRefused(work: Promise<unknown>, refusal: RegExp): Promise<void> {
+  const error = await work.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(isStoreError(error, storeErrorCodes.INVALID_QUERY), String(error)).toBe(true);
+  expect((error as Error).message).toMatch(refusal);
+}
+
 /** Every live row of an entity through `list` (the reference rows). */
 async function allRows(read: ReadStore, entity: 'hen' | 'lay_report', at?: number): Promise<StoredRecord[]> {
   const rows: StoredRecord[] = [];
@@ -117,6 +128,8 @@ export async function checkQueryProperties(
   setTime: (ms: number) => void,
   settle: (position: number) => Promise<void>,
   seed: number,
+  /** Set on a server that refuses past times and aggregates (`ReadStoreFixture.limitedServer`). */
+  refusal?: RegExp,
 ): Promise<void> {
   const [hens, reports, changes] = fc.sample(
     fc.tuple(
@@ -184,6 +197,10 @@ export async function checkQueryProperties(
       async (where, orderBy, first, inPast) => {
         const options: QueryOptions = { where, orderBy, first, at: inPast ? past : undefined };
         const reference = inPast ? rows.past : rows.now;
+        if (refusal && inPast) {
+          await expectRefused(read.query('hen', options), refusal);
+          return;
+        }
         const got = await read.query('hen', options);
         const want = queryInMemory(reference, planQuery('hen', options));
         expect(got.records.map((r) => r.id)).toEqual(want.records.map((r) => r.id));
@@ -218,6 +235,10 @@ export async function checkQueryProperties(
           fields: ['eggs'],
           maxGroups: 1000,
         };
+        if (refusal) {
+          await expectRefused(read.aggregate('lay_report', options), refusal);
+          return;
+        }
         const got = await read.aggregate('lay_report', options);
         const want = aggregateInMemory(reportRows, planAggregate('lay_report', options));
         expect(got.map((g) => [g.keys, g.bucket, g.count, g.sum, g.min, g.max])).toEqual(
