@@ -66,6 +66,9 @@ const notForCompose = {
   EGGMESH_JWKS: 'optional (EGGMESH_AUTH=jwt with keys): set beside EGGMESH_AUTH when used',
   EGGMESH_JWT_ISSUER: 'optional (EGGMESH_AUTH=jwt): set beside EGGMESH_AUTH when used',
   EGGMESH_JWT_AUDIENCE: 'optional (EGGMESH_AUTH=jwt): set beside EGGMESH_AUTH when used',
+  LEGACY_SYNC_PORT: 'the legacy tier (legacy-sync, PostgreSQL, Connect) is not in this file yet',
+  EGGMESH_LEGACY_SOURCE: 'the legacy tier (legacy-sync, PostgreSQL, Connect) is not in this file yet',
+  EGGMESH_LEGACY_TOPIC_PREFIX: 'the legacy tier (legacy-sync, PostgreSQL, Connect) is not in this file yet',
 } as const;
 
 /** The environment a container gets when `docker compose` runs with none of these variables set. */
