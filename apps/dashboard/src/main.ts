@@ -99,7 +99,19 @@ function renderZones(): void {
   zoneSelect.value = zone;
 }
 
+/** How long the page waits before reading again after the server could not be reached. */
+const RETRY_MS = 2000;
+let retryTimer: ReturnType<typeof setTimeout> | undefined;
+
 function showError(error: unknown): void {
+  // fetch() fails with a TypeError when the server cannot be reached (a restart, a network drop): the
+  // page is not wrong, only behind; it says so and reads everything again until the server answers.
+  if (error instanceof TypeError) {
+    statusLine.textContent = 'Reconnecting…';
+    clearTimeout(retryTimer);
+    retryTimer = setTimeout(() => void load(), RETRY_MS);
+    return;
+  }
   const message = error instanceof Error ? error.message : String(error);
   errorLine.textContent = message;
   errorLine.hidden = false;
