@@ -184,7 +184,8 @@ let sending = false;
  * try again later. A report the server already has (409, a resend) is done, never a duplicate.
  */
 async function flush(): Promise<void> {
-  if (sending) return;
+  // Offline as far as the browser knows: nothing is tried until its `online` event sends the queue.
+  if (sending || !navigator.onLine) return;
   sending = true;
   try {
     for (const report of queue()) {
