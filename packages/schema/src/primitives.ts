@@ -9,7 +9,8 @@ export const uuid = () => z.uuid().transform((value) => value.toLowerCase());
  */
 export const MIN_YEAR = 1900;
 
-const yearFrom = (value: string): boolean => Number(value.slice(0, 4)) >= MIN_YEAR;
+/** A date or date-time string whose year is MIN_YEAR (1900) or later: a pattern, so the API document says it. */
+const FROM_MIN_YEAR = /^(19|[2-9][0-9])[0-9]{2}-/;
 const yearMessage = `the year must be ${MIN_YEAR} or later`;
 
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
@@ -22,25 +23,28 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 export const text = () =>
   z
     .string()
-    .refine((value) => !value.includes('\u0000'), { message: 'must not contain a NUL character' })
+    .regex(/^[^\u0000]*$/, { message: 'must not contain a NUL character' })
     .refine((value) => !LONE_SURROGATE.test(value), { message: 'must not contain a lone UTF-16 surrogate' });
 
 /** A required name or label: text with at least one character that is not white space. */
-export const label = () =>
-  text().refine((value) => /\S/.test(value), { message: 'must not be empty or only white space' });
+export const label = () => text().regex(/\S/, { message: 'must not be empty or only white space' });
 
 /** An ISO-8601 date-time with an offset or `Z`, e.g. `2026-11-22T06:30:00Z`, from the year MIN_YEAR. */
 export const timestamp = () =>
-  z.iso.datetime({ offset: true, abort: true }).refine(yearFrom, { message: yearMessage });
+  z.iso
+    .datetime({ offset: true, abort: true })
+    .refine((value) => FROM_MIN_YEAR.test(value), { message: yearMessage })
+    .meta({ pattern: FROM_MIN_YEAR.source });
 
-/** A date of birth: a calendar date from MIN_YEAR-01-01 to today (UTC). */
+/** A birth year from MIN_YEAR to 2099: a pattern, so the API document says it. */
+const BIRTH_YEAR = /^(19|20)[0-9]{2}-/;
+
+/** A date of birth: a calendar date from MIN_YEAR-01-01 to 2099-12-31. */
 export const birthDate = () =>
   z.iso
     .date({ abort: true })
-    .refine(yearFrom, { message: yearMessage })
-    .refine((value) => value <= new Date().toISOString().slice(0, 10), {
-      message: 'must not be in the future',
-    });
+    .refine((value) => BIRTH_YEAR.test(value), { message: `the year must be from ${MIN_YEAR} to 2099` })
+    .meta({ pattern: BIRTH_YEAR.source });
 
 /** The largest integer an entity field takes: GraphQL `Int` is 32-bit signed. */
 export const MAX_INT = 2_147_483_647;
