@@ -23,6 +23,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 export const text = () =>
   z
     .string()
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the one character this rule refuses
     .regex(/^[^\u0000]*$/, { message: 'must not contain a NUL character' })
     .refine((value) => !LONE_SURROGATE.test(value), { message: 'must not contain a lone UTF-16 surrogate' });
 
