@@ -1,3 +1,5 @@
+import type { RunningChild } from '../child-server.d.mts';
+
 export interface StartOptions {
   /** Broker port on 127.0.0.1; 0 (the default) takes a free one. */
   readonly port?: number;
@@ -11,20 +13,12 @@ export interface StartOptions {
   readonly onLog?: (chunk: string) => void;
 }
 
-export interface RunningBroker {
+export interface RunningBroker extends RunningChild {
   /** Bootstrap address, `127.0.0.1:<port>`. */
   readonly brokers: string;
   readonly port: number;
   readonly controllerPort: number;
   readonly dataDir: string;
-  readonly pid: number | undefined;
-  /** Milliseconds from spawn to "Kafka Server started" (includes compiling KafkaLauncher.java and formatting). */
-  readonly startMs: number;
-  /** Graceful stop (SIGTERM); a restart on the same dataDir is quick after it. */
-  stop(): Promise<void>;
-  /** A crash (SIGKILL), for fault tests. */
-  kill(): Promise<void>;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 export declare const serverName: string;

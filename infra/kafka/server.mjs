@@ -2,12 +2,12 @@
 // controller, see KafkaLauncher.java) as a child process. Used by the vitest global setup, by tests
 // that stop and start a broker of their own, and by the supervisor of the scaled dev stack.
 // Types: server.d.mts.
-import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { prepare, serveFromCommandLine, startChild } from '../child-server.mjs';
 import { freePort } from '../ports.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -17,17 +17,8 @@ const STARTED = /Kafka Server started/;
 export const serverName = 'Apache Kafka 3.9.1 (KRaft, single node)';
 
 /** Fetches the jars once (Maven) and answers their directory; fails saying what to install. */
-export function ensureJars() {
-  return new Promise((resolve, reject) => {
-    execFile('bash', [join(here, 'fetch-jars.sh')], { timeout: 300_000 }, (error, stdout, stderr) => {
-      if (error) {
-        reject(new Error(`eggmesh: cannot prepare the Kafka test broker: ${stderr.trim() || error.message}`));
-        return;
-      }
-      resolve(stdout.trim().split('\n').pop());
-    });
-  });
-}
+export const ensureJars = () =>
+  prepare(join(here, 'fetch-jars.sh'), 'prepare the Kafka test broker', 300_000);
 
 /** A KRaft cluster id: 16 random bytes, base64url without padding (what `StorageTool random-uuid` prints). */
 function clusterId() {
@@ -109,70 +100,34 @@ export async function start(options = {}) {
     propertiesFile,
     cluster,
   ];
-  const started = performance.now();
-  const child = spawn('java', args, { stdio: ['pipe', 'pipe', 'pipe'] });
-  let output = '';
-  const onOutput = (chunk) => {
-    output = (output + chunk).slice(-16_384);
-    options.onLog?.(chunk);
-  };
-  child.stdout.setEncoding('utf8');
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', onOutput);
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const cleanup = () => {
     if (temporary) rmSync(dataDir, { recursive: true, force: true });
   };
-
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`eggmesh: the Kafka test broker did not start within 120 s\n${output}`));
-    }, 120_000);
-    let seen = '';
-    child.stdout.on('data', (chunk) => {
-      onOutput(chunk);
-      seen = (seen + chunk).slice(-4096);
-      if (STARTED.test(seen)) {
-        clearTimeout(timer);
-        resolve(undefined);
-      }
-    });
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(new Error(`eggmesh: cannot run java for the Kafka test broker: ${error.message}`));
-    });
-    exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      cleanup();
-      reject(
-        new Error(`eggmesh: the Kafka test broker exited (${signal ?? code}) before it was ready\n${output}`),
-      );
-    });
+  const server = await startChild({
+    name: 'the Kafka test broker',
+    command: 'java',
+    args,
+    ready: STARTED,
+    timeoutMs: 120_000,
+    stopTimeoutMs: 30_000,
+    onLog: options.onLog,
+  }).catch((error) => {
+    cleanup();
+    throw error;
   });
-  const startMs = performance.now() - started;
-  exited.then(cleanup);
-
-  const stopWith = async (signal) => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      await exited;
-      clearTimeout(timer);
-    }
-  };
+  server.exited.then(cleanup);
   return {
     brokers: `127.0.0.1:${port}`,
     port,
     controllerPort,
     dataDir,
-    pid: child.pid,
-    startMs,
+    pid: server.child.pid,
+    startMs: server.startMs,
     /** Graceful stop (SIGTERM): the broker shuts down cleanly and can restart on the same dataDir at once. */
-    stop: () => stopWith('SIGTERM'),
+    stop: () => server.stopWith('SIGTERM'),
     /** A crash (SIGKILL), for fault tests; a restart on the same dataDir then waits ~11 s for the old session. */
-    kill: () => stopWith('SIGKILL'),
-    exited,
+    kill: () => server.stopWith('SIGKILL'),
+    exited: server.exited,
   };
 }
 
@@ -183,10 +138,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const port = Number(process.env.EGGMESH_DEV_KAFKA_PORT ?? 9092);
   const dataDir = join(process.env.EGGMESH_DATA_DIR ?? './data', 'kafka');
   const server = await start({ port, dataDir, onLog: (chunk) => process.stderr.write(chunk) });
-  process.stdout.write(
-    `${serverName} at ${server.brokers}, data in ${dataDir} (started in ${Math.round(server.startMs)} ms)\n`,
+  await serveFromCommandLine(
+    server,
+    `${serverName} at ${server.brokers}, data in ${dataDir} (started in ${Math.round(server.startMs)} ms)`,
   );
-  for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void server.stop());
-  const { code, signal } = await server.exited;
-  process.exitCode = code === 0 || signal === 'SIGTERM' || code === 143 ? 0 : 1;
 }

@@ -1,3 +1,5 @@
+import type { RunningChild } from '../child-server.d.mts';
+
 export interface StartOptions {
   /** TCP port on 127.0.0.1; 0 (the default) takes a free one. */
   readonly port?: number;
@@ -9,17 +11,9 @@ export interface StartOptions {
   readonly onLog?: (chunk: string) => void;
 }
 
-export interface RunningServer {
+export interface RunningServer extends RunningChild {
   readonly uri: string;
   readonly port: number;
-  readonly pid: number | undefined;
-  /** Milliseconds from spawn to the ready line (includes compiling Launcher.java). */
-  readonly startMs: number;
-  /** Graceful stop (SIGTERM): the data file is closed cleanly. */
-  stop(): Promise<void>;
-  /** A crash (SIGKILL), for fault tests. */
-  kill(): Promise<void>;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 export declare const serverName: string;

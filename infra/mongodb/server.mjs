@@ -1,9 +1,9 @@
 // Starts eggmesh's MongoDB-wire test server (mongo-java-server, see Launcher.java) as a child process.
 // Used by the vitest global setup and meant for the supervisor of the scaled tier. Types: server.d.mts.
-import { execFile, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { prepare, serveFromCommandLine, startChild } from '../child-server.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const READY = /^eggmesh-mongodb ready port=(\d+)/m;
@@ -12,19 +12,8 @@ const READY = /^eggmesh-mongodb ready port=(\d+)/m;
 export const serverName = 'mongo-java-server 1.47.0';
 
 /** Fetches the jars once (Maven) and answers their directory; fails saying what to install. */
-export function ensureJars() {
-  return new Promise((resolve, reject) => {
-    execFile('bash', [join(here, 'fetch-jars.sh')], { timeout: 300_000 }, (error, stdout, stderr) => {
-      if (error) {
-        reject(
-          new Error(`eggmesh: cannot prepare the MongoDB test server: ${stderr.trim() || error.message}`),
-        );
-        return;
-      }
-      resolve(stdout.trim().split('\n').pop());
-    });
-  });
-}
+export const ensureJars = () =>
+  prepare(join(here, 'fetch-jars.sh'), 'prepare the MongoDB test server', 300_000);
 
 /**
  * Starts a server on 127.0.0.1. `port` 0 (the default) takes a free port; `dataDir` keeps the data in
@@ -53,65 +42,25 @@ export async function start(options = {}) {
     mkdirSync(options.dataDir, { recursive: true });
     args.push(join(options.dataDir, 'mongodb.h2'));
   }
-  const started = performance.now();
-  const child = spawn('java', args, { stdio: ['pipe', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk) => {
-    // Keep the tail only: the library logs a stack trace per rejected write.
-    stderr = (stderr + chunk).slice(-8192);
-    options.onLog?.(chunk);
+  const server = await startChild({
+    name: 'the MongoDB test server',
+    command: 'java',
+    args,
+    ready: READY,
+    timeoutMs: 60_000,
+    onLog: options.onLog,
   });
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-
-  const port = await new Promise((resolve, reject) => {
-    let stdout = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`eggmesh: the MongoDB test server did not start within 60 s\n${stderr}`));
-    }, 60_000);
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-      const match = READY.exec(stdout);
-      if (match) {
-        clearTimeout(timer);
-        resolve(Number(match[1]));
-      }
-    });
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(new Error(`eggmesh: cannot run java for the MongoDB test server: ${error.message}`));
-    });
-    exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(
-        new Error(
-          `eggmesh: the MongoDB test server exited (${signal ?? code}) before it was ready\n${stderr}`,
-        ),
-      );
-    });
-  });
-  const startMs = performance.now() - started;
-
-  const stopWith = async (signal) => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
-  };
+  const port = Number(server.match[1]);
   return {
     uri: `mongodb://127.0.0.1:${port}`,
     port,
-    pid: child.pid,
-    startMs,
+    pid: server.child.pid,
+    startMs: server.startMs,
     /** Graceful stop (SIGTERM): the data file is closed cleanly. */
-    stop: () => stopWith('SIGTERM'),
+    stop: () => server.stopWith('SIGTERM'),
     /** A crash (SIGKILL), for fault tests. */
-    kill: () => stopWith('SIGKILL'),
-    exited,
+    kill: () => server.stopWith('SIGKILL'),
+    exited: server.exited,
   };
 }
 
@@ -122,10 +71,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const port = Number(process.env.EGGMESH_DEV_MONGODB_PORT ?? 27017);
   const dataDir = join(process.env.EGGMESH_DATA_DIR ?? './data', 'mongodb');
   const server = await start({ port, dataDir, oplog: true, onLog: (chunk) => process.stderr.write(chunk) });
-  process.stdout.write(
-    `${serverName} at ${server.uri}, data in ${dataDir} (started in ${Math.round(server.startMs)} ms)\n`,
+  await serveFromCommandLine(
+    server,
+    `${serverName} at ${server.uri}, data in ${dataDir} (started in ${Math.round(server.startMs)} ms)`,
   );
-  for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void server.stop());
-  const { code, signal } = await server.exited;
-  process.exitCode = code === 0 || signal === 'SIGTERM' || code === 143 ? 0 : 1;
 }
