@@ -17,6 +17,16 @@ if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$stamp" ]; then
   exit 0
 fi
 
+# One run at a time (CI starts one in the background, a test setup may ask meanwhile): a second caller
+# waits for the first and then finds its result.
+mkdir -p "$(dirname "$dir")"
+exec 9>"$dir.lock"
+flock 9
+if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$stamp" ]; then
+  echo "$dir"
+  exit 0
+fi
+
 "$BASH" "$infra/ensure-tools.sh" java
 if ! command -v java >/dev/null 2>&1; then
   echo "eggmesh: $what needs Java 17 or newer on PATH (Debian: apt-get install openjdk-17-jre-headless)" >&2
@@ -32,18 +42,11 @@ if ! command -v mvn >/dev/null 2>&1; then
   exit 3
 fi
 
-# Fetch into a private directory, then move it into place: concurrent test runs never see half a cache.
-mkdir -p "$(dirname "$dir")"
+# Fetch into a private directory, then move it into place: a run killed halfway leaves no half cache.
 tmp="$(mktemp -d "$dir.tmp.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 mvn -q -B -f "$here/pom.xml" dependency:copy-dependencies -DoutputDirectory="$tmp" >&2
 echo "$stamp" > "$tmp/.complete"
-if [ -d "$dir" ]; then
-  if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$stamp" ]; then
-    echo "$dir" # another run finished first
-    exit 0
-  fi
-  rm -rf "$dir"
-fi
-mv -T "$tmp" "$dir" 2>/dev/null || [ -f "$dir/.complete" ]
+rm -rf "$dir"
+mv -T "$tmp" "$dir"
 echo "$dir"

@@ -16,6 +16,16 @@ if [ -x "$binary" ] && [ -f "$dir/.complete" ]; then
   exit 0
 fi
 
+# One run at a time (CI starts one in the background, a test setup may ask meanwhile): a second caller
+# waits for the first and then finds its result.
+mkdir -p "$(dirname "$dir")"
+exec 9>"$dir.lock"
+flock 9
+if [ -x "$binary" ] && [ -f "$dir/.complete" ]; then
+  echo "$binary"
+  exit 0
+fi
+
 go="${EGGMESH_GO:-}"
 if [ -z "$go" ]; then
   if command -v go >/dev/null 2>&1; then go="$(command -v go)"; elif [ -x /usr/local/go/bin/go ]; then go=/usr/local/go/bin/go; fi
@@ -30,8 +40,7 @@ if [ -z "$go" ] || ! "$go" version | grep -Eq 'go1\.(2[1-9]|[3-9][0-9])'; then
   exit 3
 fi
 
-# Build in a private directory, then move it into place: concurrent runs never see half a build.
-mkdir -p "$(dirname "$dir")"
+# Build in a private directory, then move it into place: a build killed halfway leaves no half binary.
 tmp="$(mktemp -d "$dir.tmp.XXXXXX")"
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 source_dir="$(cd "$tmp" && GOFLAGS=-mod=mod "$go" mod download -json "$module@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
@@ -45,10 +54,6 @@ printf '%s\n' "$version" > "$tmp/src/build/version/version.txt"
 (cd "$tmp/src" && CGO_ENABLED=0 "$go" build -trimpath -o "$tmp/ferretdb" ./cmd/ferretdb) >&2
 chmod -R u+w "$tmp/src" && rm -rf "$tmp/src"
 echo "$version" > "$tmp/.complete"
-if [ -x "$binary" ] && [ -f "$dir/.complete" ]; then
-  echo "$binary" # another run finished first
-  exit 0
-fi
 rm -rf "$dir"
-mv -T "$tmp" "$dir" 2>/dev/null || [ -f "$dir/.complete" ]
+mv -T "$tmp" "$dir"
 echo "$binary"
