@@ -8,6 +8,9 @@ import { freePort } from '../../../infra/test/process.js';
 /** The supervisor `pnpm start` runs; the e2e specs drive it as a real process tree. */
 export const stackMain = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
+/** The read-api's server as the supervisor runs it, for a test that starts a second replica beside the stack's. */
+export const readApiServer = fileURLToPath(new URL('../../read-api/dist/server.js', import.meta.url));
+
 /** The node flags (if any) package.json's start script gives the supervisor: the specs start it the same way. */
 const startFlags = (): string[] => {
   const { scripts } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {

@@ -2,10 +2,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { serverName as kafkaServerName } from '../../../infra/kafka/server.mjs';
 import { serverName } from '../../../infra/mongodb/server.mjs';
-import { freePort, stackArgs, stackMain, stopSupervisor } from './helpers.js';
+import { freePort, readApiServer, stackArgs, stackMain, stopSupervisor } from './helpers.js';
 
 // The whole stack as `pnpm start` (SQLite) and `pnpm start:scaled` (MongoDB-wire server, Kafka broker,
 // the same three processes and the relay) run it, driven through the public port: the same assertions on every tier.
@@ -312,6 +314,98 @@ function stackSuite(tier: Tier): void {
         expect(farm.farm.farmOutput).toEqual([
           { eggs_today: 8, eggs_month: 8, total_hens: 3, active_hens: 2, avg_per_hen_per_week: 1 },
         ]);
+      });
+
+      it('pushes a projection to the subscribers of every read-api replica, each fed by what the projector committed', async () => {
+        // A second read-api over the same store and log, as compose runs two: each serves its own
+        // subscribers from the projections the one projector commits.
+        const port = await freePort();
+        const replicaEnv = {
+          ...env,
+          READ_API_PORT: String(port),
+          ...(tier === 'sqlite'
+            ? {}
+            : {
+                EGGMESH_STORE: 'mongodb',
+                EGGMESH_LOG: tier === 'mongodb' ? 'kafka' : 'store',
+                EGGMESH_MONGODB_URI: `mongodb://127.0.0.1:${env.EGGMESH_DEV_MONGODB_PORT}`,
+              }),
+        };
+        const replica = spawn(process.execPath, [readApiServer], { env: replicaEnv, stdio: 'ignore' });
+        const clients: ReturnType<typeof createClient>[] = [];
+        try {
+          await until(
+            async () => ((await fetch(`http://127.0.0.1:${port}/ready`)).ok ? true : undefined),
+            60_000,
+          );
+          const farm = (
+            await rest('POST', '/farm/api', { name: 'Live', farm_type: 'homestead', zone: 'west' })
+          ).body;
+          const coop = (
+            await rest('POST', '/coop/api', {
+              name: 'Live coop',
+              farm_id: farm.id,
+              capacity: 5,
+              coop_type: 'barn',
+            })
+          ).body;
+          const hen = (
+            await rest('POST', '/hen/api', { name: 'Live hen', coop_id: coop.id, breed: 'leghorn' })
+          ).body;
+          const seen = (url: string) => {
+            const client = createClient({ url, webSocketImpl: WebSocket, retryAttempts: 0 });
+            clients.push(client);
+            const values: Array<{ position: number; eggs_today: number }> = [];
+            const laid = new Promise<void>((resolve, reject) => {
+              client.subscribe<{ farmOutput: { position: number; farmOutput: { eggs_today: number } } }>(
+                {
+                  query: `subscription { farmOutput(farm_id: "${farm.id}") { position farmOutput { eggs_today } } }`,
+                },
+                {
+                  next: ({ data }) => {
+                    if (!data) return;
+                    values.push({
+                      position: data.farmOutput.position,
+                      eggs_today: data.farmOutput.farmOutput.eggs_today,
+                    });
+                    if (data.farmOutput.farmOutput.eggs_today === 5) resolve();
+                  },
+                  error: reject,
+                  complete: () => undefined,
+                },
+              );
+            });
+            return { values, laid };
+          };
+          const first = seen(`${base.replace('http', 'ws')}/graphql`);
+          const second = seen(`ws://127.0.0.1:${port}/graphql`);
+          // Both hold the farm's current document before the lay report is written.
+          await until(
+            async () => (first.values.length > 0 && second.values.length > 0 ? true : undefined),
+            60_000,
+          );
+          const laid = await rest('POST', '/lay_report/api', {
+            hen_id: hen.id,
+            coop_id: coop.id,
+            farm_id: farm.id,
+            eggs: 5,
+            timestamp: new Date().toISOString(),
+          });
+          expect(laid.status).toBe(201);
+          await Promise.all([first.laid, second.laid]);
+          for (const { values } of [first, second]) {
+            // In commit order, ending with the commit of the lay report (at or past its log position).
+            const positions = values.map((v) => v.position);
+            expect(positions).toEqual([...positions].sort((a, b) => a - b));
+            expect(values.at(-1)?.eggs_today).toBe(5);
+            expect(values.at(-1)?.position).toBeGreaterThanOrEqual(laid.position);
+          }
+        } finally {
+          await Promise.all(clients.map((client) => client.dispose()));
+          const exited = new Promise((resolve) => replica.once('exit', resolve));
+          replica.kill('SIGTERM');
+          await exited;
+        }
       });
 
       it('answers /health on every service with its own name', async () => {
