@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
 
@@ -56,6 +57,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Most int and e2e time is waiting (for servers, processes, a projector to catch up), so two test
+    // files run at once even on 2 cores, where vitest's default (cores - 1) would run one at a time.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     reporters: ['default', './infra/test/summary-reporter.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: files('unit') } },
