@@ -36,7 +36,18 @@ describe(`the Kafka test broker (${kafkaServer()})`, () => {
     try {
       const bin = join(cache, 'bin');
       mkdirSync(bin);
-      for (const tool of ['dirname', 'sha256sum', 'cut', 'cat', 'sed', 'mkdir', 'mktemp', 'rm', 'mv']) {
+      for (const tool of [
+        'dirname',
+        'sha256sum',
+        'cut',
+        'cat',
+        'sed',
+        'mkdir',
+        'mktemp',
+        'rm',
+        'mv',
+        'flock',
+      ]) {
         symlinkSync(`/usr/bin/${tool}`, join(bin, tool));
       }
       const env = { PATH: bin, XDG_CACHE_HOME: join(cache, 'cache'), HOME: cache };

@@ -14,6 +14,10 @@ import {
 import { buildApp as buildWriteApi } from '@eggmesh/write-api';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { fetchPastOverload } from '../../../infra/test/overload.js';
+
+// The services run in this test's process: every request here is sent as a patient client sends it.
+const fetch = fetchPastOverload;
 
 /**
  * Writes `text` to a fresh connection in one write and gives what came back before the server closed

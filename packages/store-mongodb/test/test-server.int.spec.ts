@@ -36,7 +36,18 @@ describe('the MongoDB-wire test server', () => {
       // An empty cache forces a fetch; PATH has the shell tools the script uses, but no java, no mvn.
       const bin = join(cache, 'bin');
       mkdirSync(bin);
-      for (const tool of ['dirname', 'sha256sum', 'cut', 'cat', 'sed', 'mkdir', 'mktemp', 'rm', 'mv']) {
+      for (const tool of [
+        'dirname',
+        'sha256sum',
+        'cut',
+        'cat',
+        'sed',
+        'mkdir',
+        'mktemp',
+        'rm',
+        'mv',
+        'flock',
+      ]) {
         symlinkSync(`/usr/bin/${tool}`, join(bin, tool));
       }
       const env = { PATH: bin, XDG_CACHE_HOME: join(cache, 'cache'), HOME: cache };
