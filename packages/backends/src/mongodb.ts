@@ -59,6 +59,8 @@ export function mongodbBackend(config: BackendConfig, service: string): Backend 
       return {
         store,
         restReader,
+        // A GraphQL read whose x-min-position the secondaries have not applied in time reads the primary.
+        primary: restReader,
         async close() {
           await restReader.close();
           await store.close();
