@@ -15,24 +15,34 @@ import type { Backend, BackendConfig } from './types.js';
 const SERVER_SELECTION_MS = 5000;
 
 /**
- * The scaled tier: one MongoDB database. Every side connects in the background, so a service answers
- * (`/ready` 503, writes 503) until MongoDB does, and says why in its log.
+ * The scaled tier: one MongoDB database for the log and the entities, and the projections in the same
+ * one or in their own (EGGMESH_MONGODB_PROJECTIONS_URI: another database, on the same deployment or
+ * another). Every side connects in the background, so a service answers (`/ready` 503, writes 503)
+ * until MongoDB does, and says why in its log.
  */
 export function mongodbBackend(config: BackendConfig, service: string): Backend {
-  const { uri, dbName } = config.mongodb;
+  const { uri, dbName, projections } = config.mongodb;
+  const apart = projections.uri !== uri || projections.dbName !== dbName;
+  const projectionsAt = apart ? { projections: { uri: projections.uri, db: projections.dbName } } : {};
   const log = () => connectLog(service, `MongoDB at ${uri}`);
   /** A reader connecting in the background; only the one a side waits on first logs its retries. */
   const reader = (readPreference: 'primary' | 'secondaryPreferred', logged = false) =>
     new ConnectingReadStore(
       new Connecting(
         () =>
-          openMongoReadStore({ uri, dbName, readPreference, serverSelectionTimeoutMS: SERVER_SELECTION_MS }),
+          openMongoReadStore({
+            uri,
+            dbName,
+            projections,
+            readPreference,
+            serverSelectionTimeoutMS: SERVER_SELECTION_MS,
+          }),
         ...(logged ? [log()] : []),
       ),
     );
   return {
     name: 'mongodb',
-    describe: () => ({ store: 'mongodb', uri, db: dbName }),
+    describe: () => ({ store: 'mongodb', uri, db: dbName, ...projectionsAt }),
     async openWriteSide() {
       const primary = new ConnectingPrimaryStore(
         new Connecting(
@@ -59,6 +69,8 @@ export function mongodbBackend(config: BackendConfig, service: string): Backend 
       return {
         store,
         restReader,
+        // A GraphQL read whose x-min-position the secondaries have not applied in time reads the primary.
+        primary: restReader,
         async close() {
           await restReader.close();
           await store.close();
@@ -70,9 +82,14 @@ export function mongodbBackend(config: BackendConfig, service: string): Backend 
       return { log: events, problem: () => null, close: () => events.close() };
     },
     async openProjections() {
+      // The projector's checkpoint and commit marker live with the projections they commit.
       const store = new ConnectingProjectionStore(
         new Connecting(() =>
-          openMongoProjectionStore({ uri, dbName, serverSelectionTimeoutMS: SERVER_SELECTION_MS }),
+          openMongoProjectionStore({
+            uri: projections.uri,
+            dbName: projections.dbName,
+            serverSelectionTimeoutMS: SERVER_SELECTION_MS,
+          }),
         ),
       );
       return {
@@ -88,7 +105,7 @@ export function mongodbBackend(config: BackendConfig, service: string): Backend 
               resolve();
             });
           }),
-        describe: () => ({ store: 'mongodb', uri, db: dbName }),
+        describe: () => ({ store: 'mongodb', uri: projections.uri, db: projections.dbName }),
         close: () => store.close(),
       };
     },
@@ -96,7 +113,11 @@ export function mongodbBackend(config: BackendConfig, service: string): Backend 
       // In place: the projection collections and the checkpoint are dropped, then the log is replayed. A
       // projector still running meanwhile conflicts on its next checkpoint and carries on from the rebuilt one.
       const events = await openMongoEventLog({ uri, dbName, serverSelectionTimeoutMS: 10_000 });
-      const store = await openMongoProjectionStore({ uri, dbName, reset: true });
+      const store = await openMongoProjectionStore({
+        uri: projections.uri,
+        dbName: projections.dbName,
+        reset: true,
+      });
       return {
         log: events,
         store,

@@ -22,6 +22,11 @@ export interface ReadSide {
    * secondaries), so that a client reads its own REST writes at once; else the store itself.
    */
   readonly restReader: EntityReader;
+  /**
+   * The primary's reads and positions where `store` reads copies that may lag it (MongoDB
+   * secondaries); absent where the store is the only copy (SQLite).
+   */
+  readonly primary?: ReadStore;
   close(): Promise<void>;
 }
 

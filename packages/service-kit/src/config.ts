@@ -110,6 +110,24 @@ const proxies = (section: Section, fallback: string) =>
       .transform((entries) => Object.freeze(entries) as readonly string[]),
   );
 
+/** A MongoDB connection string; group 3 is the database its path names, if any. */
+const MONGODB_URI = /^mongodb(\+srv)?:\/\/([^/?]+)(?:\/([^?]*))?(?:\?.*)?$/;
+
+/**
+ * Where the projections live: the deployment and database EGGMESH_MONGODB_PROJECTIONS_URI names (its
+ * path is the database; none: EGGMESH_MONGODB_DB), else the write store's own database.
+ */
+function projectionsDatabase(
+  raw: string | undefined,
+  uri: string,
+  dbName: string,
+): Readonly<{ uri: string; dbName: string }> {
+  if (raw === undefined || raw.trim() === '') return Object.freeze({ uri, dbName });
+  const value = raw.trim();
+  const path = MONGODB_URI.exec(value)?.[3];
+  return Object.freeze({ uri: value, dbName: path ? decodeURIComponent(path) : dbName });
+}
+
 /**
  * Every environment variable of every eggmesh process, once: how it is read, its default, and the
  * section of docs/configuration.md that documents it. Parsing, `--help` and the check for typos all
@@ -127,6 +145,12 @@ export const settings = Object.freeze({
   EGGMESH_SQLITE_SYNC: oneOf('storage', ['normal', 'full'], 'normal'),
   EGGMESH_MONGODB_URI: text('storage', 'mongodb://127.0.0.1:27017'),
   EGGMESH_MONGODB_DB: text('storage', 'eggmesh'),
+  EGGMESH_MONGODB_PROJECTIONS_URI: setting(
+    'storage',
+    undefined,
+    'a mongodb:// or mongodb+srv:// connection string',
+    z.string().refine((raw) => MONGODB_URI.test(raw.trim())),
+  ),
   EGGMESH_LOG: oneOf('storage', ['store', 'kafka'], 'store'),
   EGGMESH_KAFKA_BROKERS: text('storage', '127.0.0.1:9092'),
   EGGMESH_KAFKA_TOPIC: text('storage', 'eggmesh.events'),
@@ -306,12 +330,27 @@ const slices = {
     (v, problems) => ({ auth: authConfig(v, problems) }),
   ),
   storage: slice(
-    ['EGGMESH_STORE', 'EGGMESH_DATA_DIR', 'EGGMESH_SQLITE_SYNC', 'EGGMESH_MONGODB_URI', 'EGGMESH_MONGODB_DB'],
+    [
+      'EGGMESH_STORE',
+      'EGGMESH_DATA_DIR',
+      'EGGMESH_SQLITE_SYNC',
+      'EGGMESH_MONGODB_URI',
+      'EGGMESH_MONGODB_DB',
+      'EGGMESH_MONGODB_PROJECTIONS_URI',
+    ],
     (v) => ({
       store: v.EGGMESH_STORE,
       dataDir: resolve(v.EGGMESH_DATA_DIR),
       sqliteSync: v.EGGMESH_SQLITE_SYNC,
-      mongodb: Object.freeze({ uri: v.EGGMESH_MONGODB_URI, dbName: v.EGGMESH_MONGODB_DB }),
+      mongodb: Object.freeze({
+        uri: v.EGGMESH_MONGODB_URI,
+        dbName: v.EGGMESH_MONGODB_DB,
+        projections: projectionsDatabase(
+          v.EGGMESH_MONGODB_PROJECTIONS_URI,
+          v.EGGMESH_MONGODB_URI,
+          v.EGGMESH_MONGODB_DB,
+        ),
+      }),
     }),
   ),
   eventLog: slice(

@@ -97,7 +97,7 @@ describe('configuration', () => {
       'EGGMESH_MONGODB_WRITE_CONCERN',
     ])
       expect(Object.keys(settings), internal).not.toContain(internal);
-    expect(Object.keys(settings).length).toBeLessThanOrEqual(48);
+    expect(Object.keys(settings).length).toBeLessThanOrEqual(49);
   });
 
   it('parses the MongoDB settings: store choice, URI, database', () => {
@@ -118,6 +118,24 @@ describe('configuration', () => {
       dev: { mongodbPort: 0 },
     });
     expect(() => parseConfig({ EGGMESH_STORE: 'postgres' })).toThrow(/EGGMESH_STORE/);
+  });
+
+  it('puts the projections where EGGMESH_MONGODB_PROJECTIONS_URI says: its path is the database', () => {
+    expect(parseConfig({ EGGMESH_MONGODB_DB: 'farm' }).mongodb.projections).toEqual({
+      uri: 'mongodb://127.0.0.1:27017',
+      dbName: 'farm',
+    });
+    expect(
+      parseConfig({ EGGMESH_MONGODB_PROJECTIONS_URI: 'mongodb://p,q/eggmesh_projections?replicaSet=rs1' })
+        .mongodb.projections,
+    ).toEqual({ uri: 'mongodb://p,q/eggmesh_projections?replicaSet=rs1', dbName: 'eggmesh_projections' });
+    expect(
+      parseConfig({ EGGMESH_MONGODB_DB: 'farm', EGGMESH_MONGODB_PROJECTIONS_URI: 'mongodb://p:27018' })
+        .mongodb.projections,
+    ).toEqual({ uri: 'mongodb://p:27018', dbName: 'farm' });
+    expect(() => parseConfig({ EGGMESH_MONGODB_PROJECTIONS_URI: 'postgres://p/x' })).toThrow(
+      /EGGMESH_MONGODB_PROJECTIONS_URI/,
+    );
   });
 });
 

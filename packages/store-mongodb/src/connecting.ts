@@ -3,6 +3,7 @@ import {
   type PrimaryStore,
   type ProjectionStore,
   type ReadStore,
+  type ReadView,
   StoreError,
   storeErrorCodes,
 } from '@eggmesh/store';
@@ -64,6 +65,11 @@ export class Connecting<T extends { close(): Promise<void> }> {
       };
       void tryOpen();
     });
+  }
+
+  /** The opened value, undefined while it is not open yet. */
+  current(): T | undefined {
+    return this.value;
   }
 
   /** The opened value, or STORE_UNAVAILABLE while it is not open yet. */
@@ -185,6 +191,14 @@ export class ConnectingReadStore
   async changed(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     await waitOpen(this.connecting, timeoutMs, signal, (s, ms) => s.changed(ms, signal), undefined);
   }
+
+  /** The open store's view; before it opens, this wrapper (whose every read fails STORE_UNAVAILABLE). */
+  view(): ReadView {
+    return this.connecting.current()?.view?.() ?? this;
+  }
+
+  /** Ends nothing: a view of a store not yet open holds no session. */
+  async end(): Promise<void> {}
 }
 
 /** A ProjectionStore that connects in the background (see Connecting); calls wait for the first attempt. */

@@ -120,6 +120,20 @@ export class MongoEventLog implements EventLog {
     this.owner = options.owner;
   }
 
+  /**
+   * A reader of the same log through `db` (a session-bound view of it) that starts from what this one
+   * has walked: its contiguous prefix and applied position. Only sound when `db`'s reads are ordered
+   * after the reads that taught this one those positions (a causally consistent session advanced past
+   * them: `MongoReadStore.view`). Never fills gaps, polls when it waits.
+   */
+  fork(db: Db): MongoEventLog {
+    const fork = new MongoEventLog(db, { fillGaps: false, wake: 'poll', gapTimeoutMs: this.gapTimeoutMs });
+    fork.known = this.known;
+    fork.knownIsEnd = this.knownIsEnd;
+    fork.applied = this.applied;
+    return fork;
+  }
+
   /** How `waitBeyond` wakes: `change-stream` or `poll` (opens the wake if no wait has yet). */
   async wakeKind(): Promise<WakeMode> {
     return (await this.waker()).mode;

@@ -28,6 +28,7 @@ import {
 } from 'mongodb';
 import { type ConnectOptions, connect } from './client-limits.js';
 import { ignoreDuplicate, isDuplicateKey, translated } from './errors.js';
+import { Lease, needsLease } from './lease.js';
 import { type CurrentDoc, MongoEntityReader, projectionEntities, type VersionDoc } from './reader.js';
 
 export const PROJECTOR_META = 'projector_meta';
@@ -90,6 +91,8 @@ export interface MongoProjectionStoreOptions {
    * starts empty at checkpoint 0 (`rebuild-projections` replays the log into it).
    */
   readonly reset?: boolean;
+  /** How long the projector lease (FerretDB only) holds without renewal; default LEASE_TTL_MS (10 s). */
+  readonly leaseTtlMs?: number;
 }
 
 export interface ProjectionHooks {
@@ -328,12 +331,18 @@ export class ProjectionCollections {
  *   forward); a crash before it leaves only orphan chunks, never read. Readers see whole batches:
  *   projection reads check the meta document before and after, and retry when a batch was applied
  *   in between (see `MongoProjectionReader`).
+ *
+ * On FerretDB (`needsLease`) the store first takes the `projector` lease of its database: a second
+ * projector (or a rebuild) on the same projections is refused with STORE_UNAVAILABLE naming the
+ * holder until that one lets go or its lease expires, instead of two writers racing on a server whose
+ * conditional updates are not isolated. Commits check the lease first.
  */
 export class MongoProjectionStore implements ProjectionStore {
   private constructor(
     readonly client: MongoClient,
     readonly collections: ProjectionCollections,
     private readonly hooks: ProjectionHooks,
+    private readonly lease: Lease | undefined,
   ) {}
 
   static open(options: MongoProjectionStoreOptions): Promise<MongoProjectionStore> {
@@ -346,11 +355,20 @@ export class MongoProjectionStore implements ProjectionStore {
     };
     return connect(connectOptions, async (client) => {
       const hooks = options.hooks ?? {};
-      const collections = new ProjectionCollections(client.db(options.dbName), hooks);
-      if (options.reset) await collections.drop();
-      await collections.ensureSchema();
-      await collections.settled(0, true);
-      return new MongoProjectionStore(client, collections, hooks);
+      const db = client.db(options.dbName);
+      const lease = (await needsLease(db))
+        ? await Lease.take(db, 'projector', options.leaseTtlMs)
+        : undefined;
+      try {
+        const collections = new ProjectionCollections(db, hooks);
+        if (options.reset) await collections.drop();
+        await collections.ensureSchema();
+        await collections.settled(0, true);
+        return new MongoProjectionStore(client, collections, hooks, lease);
+      } catch (error) {
+        await lease?.release();
+        throw error;
+      }
     });
   }
 
@@ -408,7 +426,10 @@ export class MongoProjectionStore implements ProjectionStore {
   }
 
   commit(batch: ProjectionCommit): Promise<void> {
-    return translated(() => this.commitPending(batch));
+    return translated(async () => {
+      await this.lease?.hold();
+      await this.commitPending(batch);
+    });
   }
 
   private conflict(at: number, batch: ProjectionCommit): StoreError {
@@ -473,6 +494,7 @@ export class MongoProjectionStore implements ProjectionStore {
   }
 
   async close(): Promise<void> {
+    await this.lease?.release();
     await this.client.close();
   }
 }

@@ -14,7 +14,7 @@ import {
   storeErrorCodes,
   tooManyGroups,
 } from '@eggmesh/store';
-import { type Collection, type Db, type Document, MongoServerError } from 'mongodb';
+import { type Collection, type Db, type Document, type MongoClient, MongoServerError } from 'mongodb';
 import type { CurrentDoc, VersionDoc } from './reader.js';
 
 /**
@@ -130,13 +130,14 @@ const NOT_IMPLEMENTED = 238;
  * need: `$toDate`/`$toLong` (a timestamp's instant), `$first` (the newest version of an id),
  * `$min`/`$max`/`$avg` and arithmetic for time buckets. MongoDB and the emulator evaluate them;
  * FerretDB 1.x implements none of them in `$group`/`$addFields` (and its `$sum` of a field answers 0),
- * so on such a server these queries are refused rather than answered wrong. Asked once per database
- * with a pipeline that reads nothing: a server lacking an operator refuses it while parsing.
+ * so on such a server these queries are refused rather than answered wrong. Asked once per client
+ * (a request's session-bound view of a `Db` shares its client's answer) with a pipeline that reads
+ * nothing: a server lacking an operator refuses it while parsing.
  */
-const expressionSupport = new WeakMap<Db, Promise<boolean>>();
+const expressionSupport = new WeakMap<MongoClient, Promise<boolean>>();
 
 export function hasAggregationExpressions(db: Db): Promise<boolean> {
-  let known = expressionSupport.get(db);
+  let known = expressionSupport.get(db.client);
   if (!known) {
     const probe = [
       { $match: { _id: { $exists: false } } },
@@ -169,8 +170,8 @@ export function hasAggregationExpressions(db: Db): Promise<boolean> {
         },
       );
     // A failed probe (the server unreachable) is asked again next time.
-    known.catch(() => expressionSupport.delete(db));
-    expressionSupport.set(db, known);
+    known.catch(() => expressionSupport.delete(db.client));
+    expressionSupport.set(db.client, known);
   }
   return known;
 }

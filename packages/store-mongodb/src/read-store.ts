@@ -10,20 +10,27 @@ import {
   type QueryPage,
   type ReadOptions,
   type ReadStore,
+  type ReadView,
   type RelationPageOptions,
   type StoredRecord,
 } from '@eggmesh/store';
-import type { Db, MongoClient, ReadPreferenceMode } from 'mongodb';
+import type { ClientSession, ClusterTime, Db, MongoClient, ReadPreferenceMode } from 'mongodb';
 import { type ConnectOptions, connect } from './client-limits.js';
 import { translated } from './errors.js';
 import { LOG, MongoEventLog } from './event-log.js';
 import { MongoProjectionReader, PROJECTOR_META } from './projection-store.js';
 import { MongoEntityReader } from './reader.js';
+import { sessionDb } from './session-db.js';
 import { Wake, type WakeMode, waitUntil } from './wake.js';
 
 export interface MongoReadStoreOptions {
   readonly uri: string;
   readonly dbName: string;
+  /**
+   * Where the projections live when not in `dbName` on `uri` (EGGMESH_MONGODB_PROJECTIONS_URI): a
+   * database of their own, on the same deployment or another one.
+   */
+  readonly projections?: { readonly uri: string; readonly dbName: string };
   /** Where reads go; `secondaryPreferred` (the default) spreads them over the replica set. */
   readonly readPreference?: ReadPreferenceMode;
   readonly serverSelectionTimeoutMS?: number;
@@ -45,39 +52,108 @@ export class MongoReadStore implements ReadStore {
   private readonly entities: MongoEntityReader;
   readonly projections: MongoProjectionReader;
   private readonly log: MongoEventLog;
-  private readonly db: Db;
   private wake: Promise<Wake> | undefined;
   /** The positions last answered, so `changed` resolves as soon as either moved past them. */
   private seen = { replica: -1, projection: -1 };
 
   private constructor(
-    readonly client: MongoClient,
-    dbName: string,
+    private readonly clients: Clients,
+    private readonly dbs: { readonly entities: Db; readonly projections: Db },
     private readonly wakeMode: 'auto' | WakeMode,
-    pendingGraceMs: number | undefined,
+    private readonly pendingGraceMs: number | undefined,
+    private readonly ending?: () => Promise<void>,
+    log?: MongoEventLog,
   ) {
-    const db = client.db(dbName);
-    this.db = db;
-    this.entities = new MongoEntityReader(db);
-    this.projections = new MongoProjectionReader(db, pendingGraceMs);
+    this.entities = new MongoEntityReader(dbs.entities);
+    this.projections = new MongoProjectionReader(dbs.projections, pendingGraceMs);
     // The read side never closes log gaps: the writers and the projector do.
-    this.log = new MongoEventLog(db, { fillGaps: false, wake: 'poll' });
+    this.log = log ?? new MongoEventLog(dbs.entities, { fillGaps: false, wake: 'poll' });
+  }
+
+  private get isView(): boolean {
+    return this.ending !== undefined;
   }
 
   /** Connects (failing with STORE_UNAVAILABLE when no server answers in time). */
-  static open(options: MongoReadStoreOptions): Promise<MongoReadStore> {
-    const connectOptions: ConnectOptions = {
-      uri: options.uri,
+  static async open(options: MongoReadStoreOptions): Promise<MongoReadStore> {
+    const connectOptions = (uri: string): ConnectOptions => ({
+      uri,
       readPreference: options.readPreference ?? 'secondaryPreferred',
       ...(options.serverSelectionTimeoutMS === undefined
         ? {}
         : { serverSelectionTimeoutMS: options.serverSelectionTimeoutMS }),
+    });
+    const entities = await connect(connectOptions(options.uri), Clients.member);
+    const apart = options.projections !== undefined && options.projections.uri !== options.uri;
+    let projections: Member = entities;
+    try {
+      if (apart) projections = await connect(connectOptions(options.projections.uri), Clients.member);
+    } catch (error) {
+      await entities.client.close();
+      throw error;
+    }
+    const clients = new Clients(entities, projections);
+    const dbs = {
+      entities: entities.client.db(options.dbName),
+      projections: projections.client.db(options.projections?.dbName ?? options.dbName),
     };
-    return connect(
-      connectOptions,
-      async (client) =>
-        new MongoReadStore(client, options.dbName, options.wake ?? 'auto', options.pendingGraceMs),
+    return new MongoReadStore(clients, dbs, options.wake ?? 'auto', options.pendingGraceMs);
+  }
+
+  /** The client entities and the log are read through (its topology: tests, ping). */
+  get client(): MongoClient {
+    return this.clients.entities.client;
+  }
+
+  /**
+   * One request's view, so that a read after the `x-min-position` wait is served by a member that has
+   * applied what the wait saw. Where the servers have sessions (a replica set), the view's position
+   * reads and data reads share one causally consistent session per deployment: every read carries
+   * the session's `afterClusterTime`, so whichever secondary serves it first applies at least what
+   * the previous read of the view reflected. The view starts from the log walk this store already did
+   * (its contiguous prefix and applied position) and orders itself after the reads that taught it:
+   * the session is advanced to the cluster time this client has seen, which is at least the operation
+   * time of each of those reads. A server without sessions is a single server, not a replica set: one
+   * copy of the data, and the store is its own view.
+   */
+  view(): ReadView {
+    if (!this.clients.entities.sessions && !this.clients.projections.sessions) return this;
+    // One session per client (a session belongs to its deployment), shared by its databases.
+    const sessions = new Map<Member, ClientSession>();
+    const bound = (member: Member, db: Db): Db => {
+      if (!member.sessions) return db;
+      let session = sessions.get(member);
+      if (!session) {
+        session = member.client.startSession({ causalConsistency: true });
+        sessions.set(member, session);
+      }
+      return sessionDb(db, session);
+    };
+    const entities = bound(this.clients.entities, this.dbs.entities);
+    const projections = bound(this.clients.projections, this.dbs.projections);
+    const log = this.log.fork(entities);
+    // After the fork: the cluster time seen now covers every read the forked state came from.
+    const seen = clusterTimeOf(this.clients.entities.client);
+    const logSession = sessions.get(this.clients.entities);
+    if (seen && logSession) {
+      logSession.advanceClusterTime(seen);
+      logSession.advanceOperationTime(seen.clusterTime);
+    }
+    return new MongoReadStore(
+      this.clients,
+      { entities, projections },
+      'poll',
+      this.pendingGraceMs,
+      async () => {
+        await Promise.all([...sessions.values()].map((session) => session.endSession()));
+      },
+      log,
     );
+  }
+
+  /** Ends a view (its sessions); the store itself, its own view on a single server, has none to end. */
+  async end(): Promise<void> {
+    if (this.isView) await this.close();
   }
 
   private source(entity: EntityName): MongoEntityReader {
@@ -114,7 +190,7 @@ export class MongoReadStore implements ReadStore {
    */
   async changed(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const before = { ...this.seen };
-    this.wake ??= Wake.open(this.db, [LOG, PROJECTOR_META], this.wakeMode);
+    this.wake ??= Wake.open(this.dbs.entities, [LOG], this.wakeMode, this.dbs.projections, [PROJECTOR_META]);
     const wake = await this.wake;
     await waitUntil(
       wake,
@@ -141,7 +217,7 @@ export class MongoReadStore implements ReadStore {
 
   ping(): Promise<void> {
     return translated(async () => {
-      await this.client.db('admin').command({ ping: 1 });
+      await this.clients.ping();
     });
   }
 
@@ -178,7 +254,45 @@ export class MongoReadStore implements ReadStore {
     const wake = this.wake;
     this.wake = undefined;
     if (wake) await (await wake).close();
-    await this.client.close();
+    await (this.ending ?? (() => this.clients.close()))();
+  }
+}
+
+/**
+ * The highest cluster time the client has seen gossiped by the servers (at least the operation time
+ * of every read it made). The driver keeps it on its topology, which its typings do not export.
+ */
+function clusterTimeOf(client: MongoClient): ClusterTime | undefined {
+  return (client as unknown as { topology?: { clusterTime?: ClusterTime } }).topology?.clusterTime;
+}
+
+/** A connected client, and whether its server has sessions (a replica set member does). */
+interface Member {
+  readonly client: MongoClient;
+  readonly sessions: boolean;
+}
+
+/** The read store's clients: one, or one more when the projections live on another deployment. */
+class Clients {
+  constructor(
+    readonly entities: Member,
+    readonly projections: Member,
+  ) {}
+
+  static async member(client: MongoClient): Promise<Member> {
+    // `isMaster`, not `hello`: mongo-java-server (wire version 13) knows only the older name.
+    const hello = await client.db('admin').command({ isMaster: 1 });
+    return { client, sessions: hello.logicalSessionTimeoutMinutes != null };
+  }
+
+  async ping(): Promise<void> {
+    await this.entities.client.db('admin').command({ ping: 1 });
+    if (this.projections !== this.entities) await this.projections.client.db('admin').command({ ping: 1 });
+  }
+
+  async close(): Promise<void> {
+    await this.entities.client.close();
+    if (this.projections !== this.entities) await this.projections.client.close();
   }
 }
 

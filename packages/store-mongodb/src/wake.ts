@@ -26,8 +26,14 @@ export class Wake extends VersionSignal {
     super();
   }
 
-  /** Watches the collections `names` of `db`. */
-  static async open(db: Db, names: readonly string[], want: 'auto' | WakeMode): Promise<Wake> {
+  /** Watches the collections `names` of `db` (and `moreNames` of `moreDb`, a second database). */
+  static async open(
+    db: Db,
+    names: readonly string[],
+    want: 'auto' | WakeMode,
+    moreDb: Db = db,
+    moreNames: readonly string[] = [],
+  ): Promise<Wake> {
     if (want === 'poll') return new Wake('poll');
     const wake = new Wake('change-stream');
     try {
@@ -39,8 +45,12 @@ export class Wake extends VersionSignal {
       } finally {
         await probe.close().catch(() => undefined);
       }
-      for (const name of names) {
-        const stream = db.collection(name).watch([], { maxAwaitTimeMS: 500 });
+      const watched = [
+        ...names.map((name) => [db, name] as const),
+        ...moreNames.map((name) => [moreDb, name] as const),
+      ];
+      for (const [source, name] of watched) {
+        const stream = source.collection(name).watch([], { maxAwaitTimeMS: 500 });
         wake.streams.push(stream);
         stream.on('change', () => wake.bump());
         stream.on('error', () => wake.fallBack());

@@ -45,7 +45,7 @@ export {
   tooManyGroups,
   type Where,
 } from './query.js';
-export type { ProjectionChange, ReadStore } from './read-store.js';
+export type { ProjectionChange, ReadStore, ReadView } from './read-store.js';
 export type {
   CommitResult,
   EntityReader,

@@ -45,4 +45,15 @@ export interface ReadStore extends EntityReader {
   aggregate(entity: EntityName, options: AggregateOptions): Promise<AggregateGroup[]>;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * A view for one request in which every read reflects at least what the view's own position reads
+   * answered, however the store spreads reads over copies of the data (MongoDB secondaries: one
+   * causally consistent session, so the member that serves a read has applied what the member that
+   * answered the position had). A store with one copy of the data has no `view`: it is its own.
+   * `end()` releases the view.
+   */
+  view?(): ReadView;
 }
+
+/** What `ReadStore.view` answers: the store's reads and positions, bound to one view. */
+export type ReadView = Omit<ReadStore, 'close' | 'ping' | 'view'> & { end(): Promise<void> };

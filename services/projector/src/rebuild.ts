@@ -118,5 +118,5 @@ const summary = await rebuild();
 if (values.json) console.log(JSON.stringify(summary));
 else
   console.log(
-    `rebuilt ${summary.events.toLocaleString('en')} events in ${summary.seconds} s (${summary.eventsPerSecond.toLocaleString('en')} events/s, peak RSS ${summary.peakRssMiB.toLocaleString('en')} MiB) ${summary.generation ? `into ${summary.generation}` : `in place on MongoDB (${config.mongodb.dbName})`}`,
+    `rebuilt ${summary.events.toLocaleString('en')} events in ${summary.seconds} s (${summary.eventsPerSecond.toLocaleString('en')} events/s, peak RSS ${summary.peakRssMiB.toLocaleString('en')} MiB) ${summary.generation ? `into ${summary.generation}` : `in place on MongoDB (${config.mongodb.projections.dbName})`}`,
   );

@@ -31,6 +31,11 @@ export interface BuildAppOptions {
    * server gives a reader of the primary, so that a client reads its own REST writes at once.
    */
   readonly restReader?: EntityReader;
+  /**
+   * A reader of the primary where `store` reads copies that may lag it (MongoDB secondaries): GraphQL
+   * reads whose `x-min-position` the replica has not reached in time are served from it.
+   */
+  readonly primary?: ReadStore;
   /** Where the log goes; defaults to the service's JSON lines on stdout (loggerOptions). */
   readonly logger?: FastifyServerOptions['logger'];
   /** Epoch ms; the reference time of projection windows when a query has no `at`. */
@@ -59,6 +64,7 @@ export function buildApp({
   config,
   store,
   restReader = store,
+  primary,
   logger = loggerOptions(config, 'read-api'),
   clock = Date.now,
 }: BuildAppOptions): FastifyInstance {
@@ -148,6 +154,7 @@ export function buildApp({
         auth,
         wholeLists: true,
         store,
+        ...(primary ? { primary } : {}),
         clock,
         config,
       }),
@@ -160,6 +167,7 @@ export function buildApp({
       resolvers: unifiedResolvers(),
       auth,
       store,
+      ...(primary ? { primary } : {}),
       clock,
       config,
       subscriptions: true,

@@ -23,6 +23,11 @@ export interface Consistency {
   readonly replica: number;
   readonly projections: number;
   readonly stale: boolean;
+  /**
+   * Who answered: `replica` (the read side the wait ran on) or `primary` (the replica was still
+   * behind when the wait ran out, and the primary had the position).
+   */
+  readonly served: 'replica' | 'primary';
 }
 
 /** The header's position, undefined when absent; a malformed value is a GraphQL error. */
@@ -60,9 +65,38 @@ export async function waitForPosition(
   for (;;) {
     const [replica, projections] = await Promise.all([store.replicaPosition(), store.projectionPosition()]);
     if (replica >= requested && projections >= requested)
-      return { requested, replica, projections, stale: false };
+      return { requested, replica, projections, stale: false, served: 'replica' };
     const left = deadline - performance.now();
-    if (left <= 0) return { requested, replica, projections, stale: true };
+    if (left <= 0) return { requested, replica, projections, stale: true, served: 'replica' };
     await store.changed(Math.min(RECHECK_MS, left));
   }
+}
+
+/**
+ * Chooses what serves a read that asked for `requested`. The wait runs on `replica`, which must be
+ * the view the read itself then goes through (`ReadStore.view`: on MongoDB its data reads are
+ * causally after its position reads, so the member that serves them has applied what the wait saw).
+ * When the wait runs out with the replica behind and a `primary` reader is given (MongoDB, where the
+ * replica is a secondary), the primary's positions are read once: when it has the position, it
+ * serves the read (`served: 'primary'`, not stale); else the replica serves what it has, `stale`.
+ */
+export async function chooseReader<S extends Positions>(
+  replica: S,
+  primary: S | undefined,
+  requested: number,
+  boundMs: number,
+): Promise<{ readonly consistency: Consistency; readonly reader: S }> {
+  const waited = await waitForPosition(replica, requested, boundMs);
+  if (!waited.stale || primary === undefined) return { consistency: waited, reader: replica };
+  const [replicaAt, projections] = await Promise.all([
+    primary.replicaPosition(),
+    primary.projectionPosition(),
+  ]);
+  if (replicaAt >= requested && projections >= requested) {
+    return {
+      consistency: { requested, replica: replicaAt, projections, stale: false, served: 'primary' },
+      reader: primary,
+    };
+  }
+  return { consistency: waited, reader: replica };
 }

@@ -11,8 +11,8 @@ parseCommandLine({
 // The composition root: the adapters of the backend EGGMESH_STORE names are built here and nowhere else.
 const config = loadConfig('read-api');
 const backend = await openBackend(config, 'read-api', (message) => bootLog('read-api', 30, message));
-const { store, restReader, close } = await backend.openReadSide();
-const app = buildApp({ config, store, restReader });
+const { store, restReader, primary, close } = await backend.openReadSide();
+const app = buildApp({ config, store, restReader, ...(primary ? { primary } : {}) });
 await serve(app, { port: config.ports.read, config, onClose: close });
 // The public port forwards writes: it says who may write as the write-api does.
 for (const warning of openAccessWarnings(config)) app.log.warn(warning);

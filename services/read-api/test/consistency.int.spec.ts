@@ -61,6 +61,7 @@ describe('x-min-position', () => {
       replica: position,
       projections: position,
       stale: false,
+      served: 'replica',
     });
   });
 
@@ -105,6 +106,7 @@ describe('x-min-position', () => {
       replica: position,
       projections: 0,
       stale: true,
+      served: 'replica',
     });
   });
 

@@ -54,6 +54,7 @@ describe('waitForPosition', () => {
       replica: 5,
       projections: 5,
       stale: false,
+      served: 'replica',
     });
     const timer = setInterval(() => store.step(), 5);
     const result = await waitForPosition(store, 8, 1000);
@@ -78,6 +79,7 @@ describe('waitForPosition', () => {
       replica: 1,
       projections: 1,
       stale: true,
+      served: 'replica',
     });
     expect(performance.now() - started).toBeGreaterThanOrEqual(19);
   });

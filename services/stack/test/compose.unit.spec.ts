@@ -131,7 +131,13 @@ describe('infra/compose/docker-compose.yml', () => {
         dataDir: '/data',
         store: 'mongodb',
         log: 'kafka',
-        mongodb: { uri: 'mongodb://mongo1,mongo2,mongo3/?replicaSet=rs0&w=majority' },
+        mongodb: {
+          uri: 'mongodb://mongo1,mongo2,mongo3/?replicaSet=rs0&w=majority',
+          projections: {
+            uri: 'mongodb://mongo1,mongo2,mongo3/eggmesh_projections?replicaSet=rs0&w=majority',
+            dbName: 'eggmesh_projections',
+          },
+        },
         trustedProxies: ['uniquelocal'],
         kafka: { brokers: ['kafka:9092'] },
         upstreams: { write: 'http://write-api:3034' },
@@ -143,6 +149,7 @@ describe('infra/compose/docker-compose.yml', () => {
     const scaled = new Set([
       'EGGMESH_STORE',
       'EGGMESH_MONGODB_URI',
+      'EGGMESH_MONGODB_PROJECTIONS_URI',
       'EGGMESH_LOG',
       'EGGMESH_KAFKA_BROKERS',
       'EGGMESH_TRUSTED_PROXIES',

@@ -4,13 +4,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import mercurius, { type IResolvers, type MercuriusContext } from 'mercurius';
 import {
   type Consistency,
+  chooseReader,
   MIN_POSITION_HEADER,
   type Positions,
   parseMinPosition,
   positionTiming,
   SERVER_TIMING_HEADER,
   STALE_HEADER,
-  waitForPosition,
 } from '../consistency.js';
 import { graphqlError } from '../errors.js';
 import { estimateCost, estimateResponseBytes, FIELD_BYTES } from '../limits/cost.js';
@@ -28,7 +28,7 @@ import { isJson } from './json-source.js';
  */
 export type ReadStore = EntityReader &
   Positions &
-  Pick<PortReadStore, 'projectionChanges' | 'query' | 'aggregate'>;
+  Pick<PortReadStore, 'projectionChanges' | 'query' | 'aggregate' | 'view'>;
 
 export interface EndpointOptions {
   readonly path: string;
@@ -37,6 +37,11 @@ export interface EndpointOptions {
   /** With EGGMESH_AUTH_READS=true, queries need a token granting eggmesh:read (GraphiQL's page does not). */
   readonly auth: Authenticator;
   readonly store: ReadStore;
+  /**
+   * A reader of the primary where `store` reads copies that may lag it (MongoDB secondaries): a read
+   * whose `x-min-position` the replica has not reached when the wait runs out is served from it.
+   */
+  readonly primary?: ReadStore;
   readonly clock: () => number;
   readonly config: ConfigOf<'read-api'>;
   /** Root lists without `limit` return every row (the per-entity endpoints, as MeshQL); else one page. */
@@ -45,7 +50,9 @@ export interface EndpointOptions {
   readonly subscriptions?: boolean;
 }
 
-type EndpointContext = MercuriusContext & ReadGraphContext & { consistency?: Consistency };
+/** `read` is replaced when an `x-min-position` read is served by a view or by the primary. */
+type EndpointContext = MercuriusContext &
+  ReadGraphContext & { read: ReadGraphContext['read']; consistency?: Consistency };
 
 const operationNameOf = (request: FastifyRequest): string | undefined => {
   const source = (request.method === 'GET' ? request.query : request.body) as {
@@ -142,7 +149,16 @@ export async function graphqlEndpoint(scope: FastifyInstance, options: EndpointO
     }
     if (requested === undefined) return;
     const waitStart = performance.now();
-    const consistency = await waitForPosition(store, requested, config.minPositionWaitMs);
+    // The wait and the reads after it go through one view, so the copy that answers has what the wait saw.
+    const view = store.view?.();
+    if (view) context.reply.raw.once('close', () => void view.end().catch(() => undefined));
+    const { consistency, reader } = await chooseReader(
+      view ?? store,
+      options.primary,
+      requested,
+      config.minPositionWaitMs,
+    );
+    context.read = new ReadContext(reader, clock, config.list, budget, options.wholeLists ?? false);
     context.consistency = consistency;
     context.reply.header(SERVER_TIMING_HEADER, positionTiming(performance.now() - waitStart));
     if (consistency.stale) context.reply.header(STALE_HEADER, 'true');
