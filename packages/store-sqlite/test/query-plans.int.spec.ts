@@ -63,7 +63,7 @@ it.each(entityNames)(
         for (const at of [undefined, 1_000]) {
           const plan = await planOf(entity, where, at);
           const label = `${entity} ${JSON.stringify(where)} at=${at}: ${plan.join(' | ')}`;
-        expect(plan.some(fullScan), label).toBe(false);
+          expect(plan.some(fullScan), label).toBe(false);
           expect(
             plan.some((line) => /USING (COVERING )?INDEX|PRIMARY KEY/.test(line)),
             label,
