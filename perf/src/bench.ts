@@ -115,6 +115,9 @@ const spec = {
   env: [],
 } as const satisfies CommandSpec<Readonly<Record<string, CliOption>>>;
 
+/** Scenarios that run their own read-api on a projected copy of a dataset (no baseline side). */
+const onProjectedCopies: ReadonlySet<string> = new Set(['scaling', 'querying']);
+
 function options() {
   const parsed = parseCommandLine(spec);
   const values = {
@@ -199,13 +202,14 @@ function options() {
     cpuProf: values['cpu-prof'],
     store,
     eventLog,
-    // The scaling curve projects whole datasets with the SQLite rebuild: embedded tier only.
+    // The scaling curve and the querying scenario project whole datasets with the SQLite rebuild
+    // (and querying reads the SQLite file beside): embedded tier only.
     scenarios: none
       ? []
       : executionOrder.filter(
           (name) =>
             (selected.length === 0 || selected.includes(name)) &&
-            !(store === 'mongodb' && name === 'scaling'),
+            !(store === 'mongodb' && onProjectedCopies.has(name)),
         ),
     baselinesOnly: values['baselines-only'],
     regenerate: values.regenerate,
@@ -222,11 +226,12 @@ async function main(): Promise<number> {
   const commit = shortCommit();
   const date = new Date().toISOString();
   const runDir = join(workDir, 'runs', `${date.replace(/[:.]/g, '-')}-${process.pid}`);
-  // The scaling curve has no baseline side: nothing to measure with --baselines-only.
+  // The scaling curve and querying have no baseline side: nothing to measure with --baselines-only.
   const chosen = o.scenarios
-    .filter((name) => !(o.baselinesOnly && name === 'scaling'))
+    .filter((name) => !(o.baselinesOnly && onProjectedCopies.has(name)))
     .map((name) => scenarios[name]);
   const scalingChosen = chosen.some((s) => s.name === 'scaling');
+  const copiesChosen = chosen.some((s) => onProjectedCopies.has(s.name));
   // Rebuilds time the SQLite rebuild.js: embedded tier only.
   const rebuildPresets = o.baselinesOnly || o.store === 'mongodb' ? [] : o.rebuild;
   const oursNeeded = [...new Set(chosen.flatMap((s) => s.services.ours))] as OurService[];
@@ -247,12 +252,12 @@ async function main(): Promise<number> {
   let head = 0;
   if (!o.baselinesOnly) {
     const missing = missingEntries(
-      oursNeeded.includes('read-api') || scalingChosen
+      oursNeeded.includes('read-api') || copiesChosen
         ? [...new Set<OurService>([...oursNeeded, 'read-api', 'projector'])]
         : oursNeeded,
     );
     if (o.eventLog === 'kafka') missing.push(...missingEntries(['relay']));
-    if ((scalingChosen || rebuildPresets.length > 0) && !exists(rebuildEntry)) missing.push(rebuildEntry);
+    if ((copiesChosen || rebuildPresets.length > 0) && !exists(rebuildEntry)) missing.push(rebuildEntry);
     if (missing.length > 0) {
       throw new Error(
         `our services are not built (missing ${missing.join(', ')}); run \`pnpm run build\` or pass --baselines-only`,

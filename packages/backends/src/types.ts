@@ -1,5 +1,5 @@
 import type { Config } from '@eggmesh/service-kit/config';
-import type { EntityReader, EventLog, PrimaryStore, ProjectionStore, ReadStore } from '@eggmesh/store';
+import type { EventLog, PrimaryStore, ProjectionStore, QueryReader, ReadStore } from '@eggmesh/store';
 
 /** The settings that choose and locate the adapters. */
 export type BackendConfig = Pick<Config, 'store' | 'dataDir' | 'sqliteSync' | 'mongodb'>;
@@ -9,7 +9,7 @@ export type LogConfig = Pick<Config, 'log' | 'kafka'>;
 export interface WriteSide {
   readonly primary: PrimaryStore;
   /** Reads every entity from the primary (actors, events) and the projection store (projections). */
-  readonly reader: EntityReader;
+  readonly reader: QueryReader;
   close(): Promise<void>;
 }
 
@@ -21,7 +21,7 @@ export interface ReadSide {
    * What the REST reads read: a reader of the primary where the replica may lag it (MongoDB
    * secondaries), so that a client reads its own REST writes at once; else the store itself.
    */
-  readonly restReader: EntityReader;
+  readonly restReader: QueryReader;
   /**
    * The primary's reads and positions where `store` reads copies that may lag it (MongoDB
    * secondaries); absent where the store is the only copy (SQLite).

@@ -1,11 +1,12 @@
 import { materialize, type projectionNames } from '@eggmesh/projections';
 import { type EntityDefinition, type EntityName, entities, entityNames } from '@eggmesh/schema';
 import type { Access, Authenticator, Metrics, RestConfig } from '@eggmesh/service-kit';
-import type { EntityReader, PrimaryStore, StoredRecord, WriteOperation } from '@eggmesh/store';
+import type { PrimaryStore, QueryReader, StoredRecord, WriteOperation } from '@eggmesh/store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError, type Issue } from './errors.js';
 import { idGenerator } from './ids.js';
+import { parseSort, parseWhere } from './list-query.js';
 import { INTEGER_QUERY, NUMBER_QUERY, type ReadRouteSchema, routeSchemas } from './route-schemas.js';
 
 declare module 'fastify' {
@@ -22,7 +23,7 @@ export interface EntityRouteOptions {
   /** Absent: only the read routes (GET, HEAD) are registered; `POST …/bulk/read` goes with the writes. */
   readonly primary: PrimaryStore | undefined;
   /** Reads every entity: the primary for actors and events, the projection store for projections. */
-  readonly reader: EntityReader;
+  readonly reader: QueryReader;
   readonly clock: () => number;
   /** Who may read and write (EGGMESH_AUTH); a route it does not guard gets no hook. */
   readonly auth: Authenticator;
@@ -135,14 +136,27 @@ function entityRoutes(app: FastifyInstance, name: EntityName, options: EntityRou
   app.get<{ Querystring: Query }>(base, { schema: schemas.list, ...reads }, async (request, reply) => {
     const query = knownQuery(request.query, schemas.list);
     const limit = queryInteger(query, 'limit', 1, config.list.maxLimit) ?? config.list.defaultLimit;
-    const page = {
-      limit,
-      at: queryAt(query),
-      after: queryValue(query, 'after') || undefined,
+    const at = queryAt(query);
+    const after = queryValue(query, 'after') || undefined;
+    const whereText = queryValue(query, 'where');
+    const sort = query.sort === undefined ? undefined : ([] as string[]).concat(query.sort);
+    if (whereText === undefined && sort === undefined) {
+      // MeshQL's list: id order, and the last id as the cursor of a full page.
+      const rows = await metrics.timeStore('list', () => reader.list(name, { limit, at, after }));
+      if (rows.length === limit) reply.header('x-next-cursor', rows[rows.length - 1]!.id);
+      return rows.map((r) => present(r, at));
+    }
+    const options = {
+      where: whereText === undefined ? undefined : parseWhere(name, whereText),
+      orderBy: parseSort(name, sort ?? []),
+      first: limit,
+      after,
+      at,
+      count: false,
     };
-    const rows = await metrics.timeStore('list', () => reader.list(name, page));
-    if (rows.length === page.limit) reply.header('x-next-cursor', rows[rows.length - 1]!.id);
-    return rows.map((r) => present(r, page.at));
+    const page = await metrics.timeStore('query', () => reader.query(name, options));
+    if (page.hasNextPage) reply.header('x-next-cursor', page.cursors.at(-1)!);
+    return page.records.map((r) => present(r, at));
   });
 
   app.get<{ Querystring: Query }>(`${base}/bulk`, { schema: schemas.bulkGet, ...reads }, async (request) => {

@@ -1,6 +1,6 @@
 import { entityNames } from '@eggmesh/schema';
 import { Authenticator, EggmeshError, type Metrics, type RestConfig } from '@eggmesh/service-kit';
-import type { EntityReader, PrimaryStore } from '@eggmesh/store';
+import type { PrimaryStore, QueryReader } from '@eggmesh/store';
 import { isStoreError, storeErrorCodes } from '@eggmesh/store';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { allowedMethods, registerEntityRoutes } from './entity-routes.js';
@@ -15,7 +15,7 @@ export interface RestOptions {
    */
   readonly primary?: PrimaryStore;
   /** Reads every entity: actors and events from the primary or its replica, projections from theirs. */
-  readonly reader: EntityReader;
+  readonly reader: QueryReader;
   readonly metrics: Metrics;
   readonly clock?: () => number;
 }
@@ -43,6 +43,10 @@ function toApiError(error: FastifyError | Error, bodyLimit: number, bulk: boolea
     if (error.code === storeErrorCodes.UNAVAILABLE) return new ApiError('EGGMESH_UNAVAILABLE');
     if (error.code === storeErrorCodes.FULL)
       return new ApiError('EGGMESH_STORAGE_FULL', [STORAGE_FULL_RETRY_S]);
+    // A list query the store cannot run as asked: a cursor of another query, or (FerretDB) a
+    // comparison the server cannot evaluate; the message names which.
+    if (error.code === storeErrorCodes.INVALID_QUERY)
+      return new ApiError('EGGMESH_BAD_QUERY', [error.message]);
   }
   const code = (error as FastifyError).code;
   switch (code) {

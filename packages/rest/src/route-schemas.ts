@@ -7,6 +7,7 @@ import {
 } from '@eggmesh/schema';
 import type { RestConfig } from '@eggmesh/service-kit';
 import { errorCatalogue } from './errors.js';
+import { queryableFields, sortValues, whereJsonSchema } from './list-query.js';
 
 /**
  * Fastify route schemas of the REST contract. They are the single source of `/openapi.json`
@@ -155,6 +156,9 @@ export function routeSchemas(name: EntityName, config: RestConfig): RouteSchemas
     minimum: 0,
     description: 'read as of this time (epoch ms): the newest version written at or before it',
   };
+  const fieldList = queryableFields(name)
+    .map(([field]) => field)
+    .join(', ');
   const idParams = {
     type: 'object',
     required: ['id'],
@@ -163,7 +167,7 @@ export function routeSchemas(name: EntityName, config: RestConfig): RouteSchemas
   return {
     list: {
       tags,
-      summary: `List ${name} (id order)`,
+      summary: `List ${name}: id order, or filtered and sorted`,
       querystring: {
         type: 'object',
         additionalProperties: false,
@@ -172,18 +176,37 @@ export function routeSchemas(name: EntityName, config: RestConfig): RouteSchemas
             type: 'integer',
             minimum: 1,
             maximum: config.list.maxLimit,
-            description: `page size (default ${config.list.defaultLimit})`,
+            description: `page size (default ${config.list.defaultLimit}); GraphQL's \`first\``,
           },
           after: {
             type: 'string',
-            description: 'id cursor: rows after this id (x-next-cursor of the last page)',
+            description:
+              'the x-next-cursor of the previous page: without where and sort an id (rows after it), ' +
+              'with them the cursor of that query (another query refuses it)',
           },
           at,
+          where: {
+            ...whereJsonSchema(name),
+            'x-consume': 'application/json',
+            description:
+              `a filter as JSON, the GraphQL connection's \`where\`: one key per field ` +
+              `(${fieldList}), each an object of comparisons that all hold (eq, in; gt, gte, lt, lte on ` +
+              'numbers, dates and timestamps), and and/or/not of such filters, e.g. ' +
+              `where={"${queryableFields(name).at(-1)![0]}":{"in":[…]}}`,
+          },
+          sort: {
+            type: 'array',
+            items: { type: 'string', enum: sortValues(name) },
+            description:
+              'sort keys in order, one field per parameter, `-` for descending (sort=-a&sort=b); ' +
+              'id ascending breaks ties. Rows without the field come first ascending, last descending',
+          },
         },
       },
       response: {
         200: {
-          description: 'live rows; x-next-cursor when the page is full',
+          description:
+            'live rows; x-next-cursor when there are more: without where and sort when the page is full',
           headers: { 'x-next-cursor': { type: 'string' } },
           ...list,
         },

@@ -27,7 +27,6 @@ export {
   fieldKind,
   type KeyValue,
   keyValue,
-  MAX_FIRST,
   MAX_IN_VALUES,
   MAX_WHERE_DEPTH,
   matches,
@@ -45,7 +44,7 @@ export {
   tooManyGroups,
   type Where,
 } from './query.js';
-export type { ProjectionChange, ReadStore, ReadView } from './read-store.js';
+export type { ProjectionChange, QueryReader, ReadStore, ReadView } from './read-store.js';
 export type {
   CommitResult,
   EntityReader,

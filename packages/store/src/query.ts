@@ -236,13 +236,13 @@ function decodeCursor(entity: EntityName, sort: readonly SortKey[], cursor: stri
   return values as KeyValue[];
 }
 
-/** Most rows one page may ask for. */
-export const MAX_FIRST = 1000;
-
-/** Checks a query against the catalogue and decodes its cursor: every adapter runs the result. */
+/**
+ * Checks a query against the catalogue and decodes its cursor: every adapter runs the result. The
+ * page size is the caller's to bound (EGGMESH_LIST_MAX_LIMIT on the read-api and REST).
+ */
 export function planQuery(entity: EntityName, options: QueryOptions): PlannedQuery {
-  if (!Number.isInteger(options.first) || options.first < 0 || options.first > MAX_FIRST) {
-    throw invalid(`first takes 0 to ${MAX_FIRST}`, entity);
+  if (!Number.isSafeInteger(options.first) || options.first < 0) {
+    throw invalid('first takes a whole number of rows, 0 or more', entity);
   }
   const sort = sortKeys(entity, options.orderBy);
   return {

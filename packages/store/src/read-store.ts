@@ -14,8 +14,18 @@ export interface ProjectionChange {
   readonly payload: Record<string, unknown>;
 }
 
+/** Reads entities and answers filtered, sorted pages: what the REST reads need. */
+export interface QueryReader extends EntityReader {
+  /**
+   * A page of the rows matching a filter, in a sort order (tie-broken by id), after a cursor, with
+   * the total count; as of `at` when given. The adapter compiles filter, order and cursor for its
+   * storage (SQL, a MongoDB filter) and reads only the page and the count.
+   */
+  query(entity: EntityName, options: QueryOptions): Promise<QueryPage>;
+}
+
 /** What the read-api (and the write-api's REST reads of projections) need. */
-export interface ReadStore extends EntityReader {
+export interface ReadStore extends QueryReader {
   /** The log position entity reads reflect (the replica's applied position). */
   replicaPosition(): Promise<number>;
   /** The log position the projections reflect. */
@@ -31,12 +41,6 @@ export interface ReadStore extends EntityReader {
    * once per commit. The feed of the live subscriptions: each read-api process polls it.
    */
   projectionChanges(after: number, through: number): Promise<ProjectionChange[]>;
-  /**
-   * A page of the rows matching a filter, in a sort order (tie-broken by id), after a cursor, with
-   * the total count; as of `at` when given. The adapter compiles filter, order and cursor for its
-   * storage (SQL, a MongoDB filter) and reads only the page and the count.
-   */
-  query(entity: EntityName, options: QueryOptions): Promise<QueryPage>;
   /**
    * Groups of the event rows matching a filter (by text fields and/or a time bucket), each with its
    * count and the sum, min, max and avg of numeric fields, in group order; computed by the storage

@@ -3,6 +3,7 @@ import { federationDepth } from './federation-depth.js';
 import { graphqlQueries } from './graphql-queries.js';
 import { latency } from './latency.js';
 import { mixedWorkload } from './mixed-workload.js';
+import { querying } from './querying.js';
 import { restCrud } from './rest-crud.js';
 import { scaling } from './scaling.js';
 import { soak } from './soak.js';
@@ -15,6 +16,7 @@ export const scenarios: Readonly<Record<ScenarioName, Scenario>> = {
   'graphql-queries': graphqlQueries,
   'federation-depth': federationDepth,
   'mixed-workload': mixedWorkload,
+  querying,
   latency,
   soak,
   scaling,

@@ -17,6 +17,7 @@ export const scenarioNames = [
   'soak',
   'scaling',
   'subscriptions',
+  'querying',
 ] as const;
 export type ScenarioName = (typeof scenarioNames)[number];
 
@@ -36,6 +37,8 @@ export const executionOrder: readonly ScenarioName[] = [
   'subscriptions',
   // Minutes long, ours only: memory over a mixed workload.
   'soak',
+  // Ours against hand-written SQL, on its own projected copy of the run's dataset.
+  'querying',
   // Last: it runs on its own copies of two datasets, with everything else stopped.
   'scaling',
 ];

@@ -11,7 +11,7 @@ import {
   requestLogging,
   servicePlugin,
 } from '@eggmesh/service-kit';
-import type { EntityReader } from '@eggmesh/store';
+import type { QueryReader } from '@eggmesh/store';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { httpErrors } from './errors.js';
 import { graphqlEndpoint, type ReadStore } from './graphql/endpoint.js';
@@ -30,7 +30,7 @@ export interface BuildAppOptions {
    * What the REST reads read (GET and HEAD of `/<entity>/api…`); defaults to `store`. On MongoDB the
    * server gives a reader of the primary, so that a client reads its own REST writes at once.
    */
-  readonly restReader?: EntityReader;
+  readonly restReader?: QueryReader;
   /**
    * A reader of the primary where `store` reads copies that may lag it (MongoDB secondaries): GraphQL
    * reads whose `x-min-position` the replica has not reached in time are served from it.

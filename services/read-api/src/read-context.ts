@@ -2,11 +2,11 @@ import { materialize, type ProjectionName } from '@eggmesh/projections';
 import { type EntityName, entities, type Relation } from '@eggmesh/schema';
 import {
   type BucketUnit,
-  type EntityReader,
   fieldKind,
   isStoreError,
   type OrderBy,
   type PageOptions,
+  type QueryReader,
   type ReadStore,
   type StoredRecord,
   storeErrorCodes,
@@ -45,10 +45,12 @@ export interface PageArgs {
   readonly after?: string | null;
 }
 
-/** The arguments of a list relation field. */
+/** The arguments of a list relation field (`where` and `orderBy` in the unified schema). */
 export interface RelationArgs {
   readonly limit?: number | null;
   readonly after?: string | null;
+  readonly where?: Record<string, unknown> | null;
+  readonly orderBy?: ReadonlyArray<Record<string, unknown>> | null;
 }
 
 /** The arguments of a connection field (`farmsConnection`). */
@@ -159,7 +161,7 @@ export class ReadContext {
   exceeded: string | undefined;
 
   constructor(
-    private readonly store: EntityReader & Pick<ReadStore, 'query' | 'aggregate'>,
+    private readonly store: QueryReader & Pick<ReadStore, 'aggregate'>,
     private readonly clock: () => number,
     private readonly limits: ListLimits,
     private readonly budget: ResponseBudget = { maxRows: Infinity, maxBytes: Infinity },
@@ -320,8 +322,33 @@ export class ReadContext {
       return node;
     }
     const { limit, after } = this.page(args);
-    const records = await this.loader.load(relation.target, relation.targetField, key, at, { limit, after });
-    return this.nodes(relation.target, records, at);
+    const orderBy = orderOf(args.orderBy);
+    if (args.where == null && orderBy.length === 0) {
+      const records = await this.loader.load(relation.target, relation.targetField, key, at, {
+        limit,
+        after,
+      });
+      return this.nodes(relation.target, records, at);
+    }
+    if (after !== undefined) {
+      throw graphqlError(
+        'BAD_QUERY',
+        `after pages a relation in id order; with where or orderBy, page with ${relation.target}'s connection field`,
+      );
+    }
+    const where = args.where ? lowerIds(relation.target, args.where) : undefined;
+    try {
+      const records = await this.loader.load(relation.target, relation.targetField, key, at, {
+        limit,
+        after,
+        where,
+        orderBy,
+      });
+      return this.nodes(relation.target, records, at);
+    } catch (error) {
+      if (isStoreError(error, storeErrorCodes.INVALID_QUERY)) throw graphqlError('BAD_QUERY', error.message);
+      throw error;
+    }
   }
 
   /**

@@ -41,6 +41,24 @@ describe('estimateCost of connections', () => {
     expect(cost('{ coopsConnection(first: 5) { nodes { hens(limit: 10) { id } } } }')).toBe(5 + 50);
   });
 
+  it('counts a filtered or sorted list relation twice per parent row, plus its terms per parent', () => {
+    // 5 coops; 10 hens each as their page, 10 more each a parent with more matches can make the
+    // batch read, and one comparison and one sort key per coop.
+    expect(
+      cost(
+        '{ coopsConnection(first: 5) { nodes { hens(limit: 10, where: { breed: { eq: "x" } }, orderBy: [{ dob: DESC }]) { id } } } }',
+      ),
+    ).toBe(5 + 50 + 50 + 5 * 2);
+    expect(
+      cost(
+        'query ($w: HenWhere) { farm(id: "x") { coops(limit: 4) { hens(limit: 3, where: $w) { id } } } }',
+        {
+          w: { status: { in: ['active', 'retired'] } },
+        },
+      ),
+    ).toBe(1 + 4 + (12 + 12 + 4 * 2));
+  });
+
   it('counts an aggregate as a page of the maximum of groups plus its comparisons', () => {
     expect(
       cost(

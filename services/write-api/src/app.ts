@@ -9,14 +9,14 @@ import {
   serviceApp,
   servicePlugin,
 } from '@eggmesh/service-kit';
-import { type EntityReader, isStoreError, type PrimaryStore, storeErrorCodes } from '@eggmesh/store';
+import { isStoreError, type PrimaryStore, type QueryReader, storeErrorCodes } from '@eggmesh/store';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 
 export interface WriteApiOptions {
   readonly config: ConfigOf<'write-api'>;
   /** Where writes go. */
   readonly primary: PrimaryStore;
-  readonly reader: EntityReader;
+  readonly reader: QueryReader;
   readonly clock?: () => number;
   readonly logger?: FastifyServerOptions['logger'];
 }

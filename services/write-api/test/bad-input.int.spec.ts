@@ -402,7 +402,7 @@ describe('requests the service does not take', () => {
     const hen = existing.hen!;
     for (const [path, name] of [
       [`/hen/api?coop_id=${hen.coop_id as string}`, 'coop_id'],
-      ['/hen/api?limit=5&sort=name', 'sort'],
+      ['/hen/api?limit=5&order_by=name', 'order_by'],
       [`/hen/api/${hen.id}?fields=name`, 'fields'],
       [`/hen/api/bulk?ids=${hen.id}&verbose=1`, 'verbose'],
     ] as const) {

@@ -21,6 +21,17 @@ import {
   uuidTime,
 } from './helpers.js';
 
+/** A query parameter of the OpenAPI document, as much of it as the tests read. */
+interface ListParameter {
+  name: string;
+  in: string;
+  schema?: { items?: { enum?: string[] } };
+  content?: Record<
+    string,
+    { schema?: { properties?: Record<string, unknown>; additionalProperties?: unknown } }
+  >;
+}
+
 const position = (res: { headers: Record<string, unknown> }) => {
   const raw = res.headers['x-log-position'];
   expect(raw, 'x-log-position header').toMatch(/^\d+$/);
@@ -518,6 +529,18 @@ describe('service endpoints', () => {
       expect('put' in item!).toBe(writable);
       expect('delete' in item!).toBe(writable);
       expect(doc.components.schemas[def.typeName]).toBeDefined();
+      // The list's filter and sort name the catalogue's queryable fields, and only those.
+      const queryable = ['id', ...Object.keys(def.queryFields)];
+      const parameters = (collection!.get as { parameters: ListParameter[] }).parameters;
+      const where = parameters.find((p) => p.name === 'where');
+      const whereSchema = where?.content?.['application/json']?.schema;
+      expect(where?.in, name).toBe('query');
+      expect(Object.keys(whereSchema?.properties ?? {}).sort(), name).toEqual(
+        [...queryable, 'and', 'or', 'not'].sort(),
+      );
+      expect(whereSchema?.additionalProperties, name).toBe(false);
+      const sort = parameters.find((p) => p.name === 'sort');
+      expect(sort?.schema?.items?.enum, name).toEqual(queryable.flatMap((f) => [f, `-${f}`]));
     }
   });
 

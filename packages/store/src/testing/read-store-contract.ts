@@ -463,7 +463,9 @@ export function runReadStoreContract(name: string, harness: ReadStoreHarness): v
       await invalid({ first: 1, where: { breed: { gt: 'a' } } });
       await invalid({ first: 1, orderBy: [{ field: 'nope', direction: 'ASC' }] });
       await invalid({ first: 1, after: 'not-a-cursor' });
-      await invalid({ first: 100_000 });
+      // The page size is the caller's to bound (EGGMESH_LIST_MAX_LIMIT); the store takes any whole number.
+      await invalid({ first: -1 });
+      await invalid({ first: 1.5 });
       await seed(2, 'hen', hen);
       const page = await f.read.query('hen', { first: 1 });
       await invalid({ first: 1, after: page.cursors[0], orderBy: [{ field: 'breed', direction: 'ASC' }] });

@@ -206,6 +206,11 @@ function estimate(
         const list = isListType(getNullableType(definition.type));
         const fieldRows = Math.min(parentRows * (list ? limitOf(selection) : 1), maxRows);
         rows += fieldRows;
+        if (list && parent !== queryType && isFiltered(selection)) {
+          // A filtered or sorted relation: per parent its comparisons and sort keys, and as many rows
+          // again, the most a parent with more matches than its page makes the batch read past it.
+          rows += fieldRows + parentRows * termsOf(selection);
+        }
         if (selection.selectionSet) add(walk(selection.selectionSet, named, fieldRows, visiting));
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         add(walk(selection.selectionSet, parent, parentRows, visiting));
@@ -238,6 +243,10 @@ function estimate(
 }
 
 const fixedCosts = new WeakMap<DocumentNode, Map<string, Estimate>>();
+
+/** Whether a field is given `where` or `orderBy` (a relation's filter or order). */
+const isFiltered = (field: FieldNode): boolean =>
+  field.arguments?.some((a) => a.name.value === 'where' || a.name.value === 'orderBy') ?? false;
 
 /** The types that wrap a connection's rows: reading them reads nothing more. */
 const isConnectionPart = (type: GraphQLObjectType): boolean =>

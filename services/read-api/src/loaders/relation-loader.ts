@@ -1,13 +1,22 @@
 import type { EntityName } from '@eggmesh/schema';
-import type { EntityReader, RelationPageOptions, StoredRecord } from '@eggmesh/store';
+import type { OrderBy, QueryReader, RelationPageOptions, StoredRecord, Where } from '@eggmesh/store';
+import { MAX_IN_VALUES } from '@eggmesh/store';
 
 const resolved = Promise.resolve();
 
-/** A page of each key's rows: `limit` rows after `after`, in id order. */
+/**
+ * A page of each key's rows: `limit` rows after `after`, in id order; or, with `where` or `orderBy`,
+ * the first `limit` rows matching `where` in that order (then id).
+ */
 export interface KeyPage {
   readonly limit: number;
   readonly after: string | undefined;
+  readonly where?: Where | undefined;
+  readonly orderBy?: readonly OrderBy[] | undefined;
 }
+
+const queried = (page: KeyPage | undefined): page is KeyPage =>
+  page !== undefined && (page.where !== undefined || (page.orderBy?.length ?? 0) > 0);
 
 /** The response's row budget, as the loader sees it. */
 export interface LoadBudget {
@@ -42,7 +51,7 @@ export class RelationLoader {
   private scheduled = false;
 
   constructor(
-    private readonly store: EntityReader,
+    private readonly store: QueryReader,
     private readonly budget?: LoadBudget,
   ) {}
 
@@ -54,7 +63,8 @@ export class RelationLoader {
     at: number | undefined,
     page?: KeyPage,
   ): Promise<StoredRecord[]> {
-    const batchKey = `${target}\u0000${field}\u0000${at ?? ''}\u0000${page ? `${page.limit}\u0000${page.after ?? ''}` : ''}`;
+    const query = queried(page) ? `\u0000${JSON.stringify([page.where ?? null, page.orderBy ?? []])}` : '';
+    const batchKey = `${target}\u0000${field}\u0000${at ?? ''}\u0000${page ? `${page.limit}\u0000${page.after ?? ''}${query}` : ''}`;
     const key = `${batchKey}\u0000${value}`;
     const known = this.seen.get(key);
     if (known) return known;
@@ -88,6 +98,11 @@ export class RelationLoader {
       ? { at: batch.at, limit: batch.page.limit, after: batch.page.after }
       : { at: batch.at };
     try {
+      if (queried(batch.page)) {
+        const pages = await this.queryPaged(batch, batch.page, values);
+        for (const [value, { resolve }] of batch.waiting) resolve(pages.get(value) ?? []);
+        return;
+      }
       const rows =
         batch.field === 'id'
           ? await this.gate(values.length, () => this.store.getMany(batch.target, values, options))
@@ -109,6 +124,61 @@ export class RelationLoader {
     } catch (error) {
       for (const { reject } of batch.waiting.values()) reject(error);
     }
+  }
+
+  /**
+   * Each key's first `page.limit` rows matching `page.where`, in `page.orderBy` order: one store
+   * query for the keys of the batch (ordered by key, then the page's order), reading at most
+   * keys × limit + 1 rows. When a key has more matches than its page, that query stops inside its
+   * rows, and the keys it did not finish get one query each (at most limit + 1 rows apiece).
+   */
+  private async queryPaged(
+    batch: Batch,
+    page: KeyPage,
+    values: string[],
+  ): Promise<Map<string, StoredRecord[]>> {
+    const pages = new Map<string, StoredRecord[]>();
+    const limit = page.limit;
+    const run = async (keys: string[]) => {
+      const first = keys.length * limit;
+      const result = await this.gate(first, () =>
+        this.store.query(batch.target, {
+          at: batch.at,
+          where: page.where
+            ? { and: [{ [batch.field]: { in: keys } }, page.where] }
+            : { [batch.field]: { in: keys } },
+          orderBy: [{ field: batch.field, direction: 'ASC' }, ...(page.orderBy ?? [])],
+          first,
+          count: false,
+        }),
+      );
+      const read = new Map<string, StoredRecord[]>();
+      for (const row of result.records) {
+        const key = row.payload[batch.field] as string;
+        const rows = read.get(key);
+        if (rows) rows.push(row);
+        else read.set(key, [row]);
+      }
+      // Rows come in key order: every key before the last one read is complete, and so is the last
+      // one when it filled its page or nothing followed.
+      const last = result.records.at(-1)?.payload[batch.field] as string | undefined;
+      const unfinished: string[] = [];
+      for (const key of keys) {
+        const rows = read.get(key) ?? [];
+        const complete = !result.hasNextPage || rows.length >= limit || (last !== undefined && key < last);
+        if (complete) pages.set(key, rows.slice(0, limit));
+        else unfinished.push(key);
+      }
+      return unfinished;
+    };
+    const remaining = this.budget?.remaining() ?? Number.POSITIVE_INFINITY;
+    const chunk = Math.max(1, Math.min(MAX_IN_VALUES, Math.floor(remaining / limit)));
+    const sorted = [...values].sort();
+    for (let i = 0; i < sorted.length; i += chunk) {
+      const unfinished = await run(sorted.slice(i, i + chunk));
+      for (const key of unfinished) await run([key]);
+    }
+    return pages;
   }
 
   private gate<T>(bound: number, run: () => Promise<T>): Promise<T> {

@@ -65,8 +65,11 @@ function describeEntity(entity: EntityName): string {
   return `${entity}: ${kind === 'actor' ? 'an actor' : 'an event'} written through \`/${entity}/api\`.`;
 }
 
-/** The SDL of one entity's type: its payload fields and its relation fields (list ones page). */
-export function typeSdl(entity: EntityName, limits: ListLimits): string {
+/**
+ * The SDL of one entity's type: its payload fields and its relation fields (list ones page; in the
+ * unified schema, `filtered`, they also take the target's `where` and `orderBy`).
+ */
+export function typeSdl(entity: EntityName, limits: ListLimits, filtered = false): string {
   const schema = jsonSchemaOf(entity, 'record');
   const required = new Set(schema.required ?? []);
   const lines = Object.entries(schema.properties ?? {}).map(
@@ -77,12 +80,13 @@ export function typeSdl(entity: EntityName, limits: ListLimits): string {
     const text =
       relation.kind === 'single'
         ? `The ${relation.target} this ${entity}'s \`${relation.parentField}\` points at, or null; read at the same \`at\` as this row.`
-        : `The ${relation.target} rows whose \`${relation.targetField}\` is this ${entity}'s id, read at the same \`at\` as this row. ${pageText(limits)} Each parent row gets its own page.`;
+        : `The ${relation.target} rows whose \`${relation.targetField}\` is this ${entity}'s id, read at the same \`at\` as this row. ${pageText(limits)} Each parent row gets its own page.${filtered ? ` With \`where\` and/or \`orderBy\` (as on ${unifiedNames(relation.target, []).connection}): the first \`limit\` matching rows in that order, then by id; \`after\` is refused there (page with the connection field).` : ''}`;
     lines.push(block(text, '  '));
+    const filters = filtered ? `, where: ${target}Where, orderBy: [${target}OrderBy!]` : '';
     lines.push(
       relation.kind === 'single'
         ? `  ${relation.field}: ${target}`
-        : `  ${relation.field}(${RELATION_PAGE_ARGS}): [${target}!]`,
+        : `  ${relation.field}(${RELATION_PAGE_ARGS}${filters}): [${target}!]`,
     );
   }
   return `${block(describeEntity(entity))}\ntype ${entities[entity].typeName} {\n${lines.join('\n')}\n}`;
@@ -344,7 +348,7 @@ export function unifiedSdl(limits: ListLimits, queryLimits?: QueryLimits): strin
     }
   }
   const types = [
-    ...entityNames.map((e) => typeSdl(e, limits)),
+    ...entityNames.map((e) => typeSdl(e, limits, true)),
     SHARED_QUERY_SDL,
     ...entityNames.map(queryTypesSdl),
     ...entityNames.filter((e) => entities[e].kind === 'event').map(aggregateTypesSdl),
