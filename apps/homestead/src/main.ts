@@ -1,38 +1,7 @@
+import { ApiError, authHeaders, esc, graphql, token, wantsToken } from '../../shared/api.js';
+
 /** The grades a lay report takes (`eggQualities` of @eggmesh/schema; the API refuses any other). */
 const eggQualities = ['grade_a', 'grade_b', 'double_yolk', 'cracked'] as const;
-
-// ---- the API (same origin: the public port) -------------------------------------------------------
-
-class ApiError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-  ) {
-    super(message);
-  }
-}
-
-const TOKEN_KEY = 'eggmesh.token';
-const authHeaders = (): Record<string, string> => {
-  const token = sessionStorage.getItem(TOKEN_KEY);
-  return token ? { authorization: `Bearer ${token}` } : {};
-};
-
-async function graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const response = await fetch('/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...authHeaders() },
-    body: JSON.stringify({ query, variables }),
-  });
-  const answer = (await response.json().catch(() => ({}))) as {
-    data?: T;
-    errors?: Array<{ message: string }>;
-  };
-  if (answer.errors?.[0]) throw new ApiError(answer.errors[0].message, response.status);
-  if (!response.ok || !answer.data)
-    throw new ApiError(`${response.status} ${response.statusText}`, response.status);
-  return answer.data;
-}
 
 // ---- what this phone keeps ------------------------------------------------------------------------
 
@@ -90,16 +59,11 @@ function uuid(): string {
 // ---- the page ------------------------------------------------------------------------------------
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
-const esc = (text: string) =>
-  text.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
-  );
 
 function showError(error: unknown): void {
   $('error').textContent = error instanceof Error ? error.message : String(error);
   $('error').hidden = false;
-  if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+  if (wantsToken(error)) {
     $('token-form').hidden = false;
     $<HTMLInputElement>('token').focus();
   }
@@ -270,7 +234,7 @@ $('change-farm').addEventListener('click', () => {
 });
 $('token-form').addEventListener('submit', (event) => {
   event.preventDefault();
-  sessionStorage.setItem(TOKEN_KEY, $<HTMLInputElement>('token').value.trim());
+  token.set($<HTMLInputElement>('token').value);
   $('token-form').hidden = true;
   void start();
 });

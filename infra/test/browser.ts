@@ -1,0 +1,23 @@
+import type { Browser, Page } from 'puppeteer-core';
+
+/**
+ * A new page that records what a user would never see: requests to another host (aborted), script
+ * errors and Content Security Policy violations.
+ */
+export async function watchedPage(browser: Browser, origin: string) {
+  const page: Page = await browser.newPage();
+  const foreign: string[] = [];
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(String(error)));
+  page.on('console', (message) => {
+    if (message.text().includes('Content Security Policy')) problems.push(message.text());
+  });
+  await page.setRequestInterception(true);
+  page.on('request', (request) => {
+    const url = new URL(request.url());
+    if (url.origin === origin || url.protocol === 'data:') return void request.continue();
+    foreign.push(request.url());
+    void request.abort();
+  });
+  return { page, foreign, problems };
+}
