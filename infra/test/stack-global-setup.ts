@@ -12,6 +12,8 @@ import type { SharedStack } from './shared-stacks.js';
 const seedMain = fileURLToPath(new URL('../../services/stack/dist/seed.js', import.meta.url));
 
 let stacks: OnDemand[] = [];
+/** The auth stack, once started (by its first request, or beside the seeded one). */
+let authStarted: Promise<{ stop(): Promise<void> }> | undefined;
 
 /**
  * Offers the browser tests two stacks as `pnpm start` runs them (services/stack/test/helpers.ts), each
@@ -21,8 +23,25 @@ let stacks: OnDemand[] = [];
  * test's writes and its restart of the read-api never land in the middle of another file.
  */
 export async function setup(project: TestProject): Promise<void> {
+  const secret = randomBytes(32).toString('hex');
+  const startAuth = async () => {
+    const stack = await startStack({
+      EGGMESH_AUTH: 'jwt',
+      EGGMESH_JWT_SECRET: secret,
+      EGGMESH_AUTH_READS: 'true',
+    });
+    return { ...stack, shared: { urls: stack.urls, position: 0, secret } satisfies SharedStack };
+  };
+  let auth$: ReturnType<typeof startAuth> | undefined;
   const seeded = onDemand(
     async () => {
+      // Every app's browser test uses both stacks: the second starts while the first is seeded.
+      if (!auth$) {
+        auth$ = startAuth();
+        // A failed start is answered to the file that asks for this stack, not left unhandled here.
+        auth$.catch(() => {});
+      }
+      authStarted = auth$;
       const stack = await startStack();
       try {
         const { stdout } = await promisify(execFile)(
@@ -50,15 +69,11 @@ export async function setup(project: TestProject): Promise<void> {
     },
     (running) => JSON.stringify(running.shared),
   );
-  const secret = randomBytes(32).toString('hex');
   const auth = onDemand(
-    async () => {
-      const stack = await startStack({
-        EGGMESH_AUTH: 'jwt',
-        EGGMESH_JWT_SECRET: secret,
-        EGGMESH_AUTH_READS: 'true',
-      });
-      return { ...stack, shared: { urls: stack.urls, position: 0, secret } satisfies SharedStack };
+    () => {
+      auth$ ??= startAuth();
+      authStarted = auth$;
+      return auth$;
     },
     (running) => JSON.stringify(running.shared),
   );
@@ -69,4 +84,6 @@ export async function setup(project: TestProject): Promise<void> {
 
 export async function teardown(): Promise<void> {
   await Promise.all(stacks.map((stack) => stack.close()));
+  // Started beside the seeded stack but asked for by no file: stopped here (a second stop is a no-op).
+  await (await authStarted?.catch(() => undefined))?.stop();
 }
