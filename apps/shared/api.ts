@@ -29,6 +29,12 @@ export const authHeaders = (): Record<string, string> =>
 export const wantsToken = (error: unknown): boolean =>
   error instanceof ApiError && (error.status === 401 || error.status === 403);
 
+/**
+ * The log position of this page's last write: reads ask for it (`x-min-position`), so a page reads what
+ * it wrote even when the projector has not applied it yet.
+ */
+let lastWrite = 0;
+
 interface GraphqlAnswer<T> {
   data?: T | null;
   errors?: Array<{ message: string; extensions?: { code?: string } }>;
@@ -38,7 +44,11 @@ interface GraphqlAnswer<T> {
 export async function graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
   const response = await fetch('/graphql', {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...authHeaders() },
+    headers: {
+      'content-type': 'application/json',
+      ...authHeaders(),
+      ...(lastWrite > 0 ? { 'x-min-position': String(lastWrite) } : {}),
+    },
     body: JSON.stringify({ query, variables }),
   });
   const answer = (await response.json().catch(() => ({}))) as GraphqlAnswer<T>;
@@ -60,7 +70,10 @@ export async function restWrite<T>(path: string, body: unknown): Promise<T> {
     body: JSON.stringify(body),
   });
   const answer = (await response.json().catch(() => ({}))) as unknown;
-  if (response.ok) return answer as T;
+  if (response.ok) {
+    lastWrite = Math.max(lastWrite, Number(response.headers.get('x-log-position')) || 0);
+    return answer as T;
+  }
   const refusal = (answer ?? {}) as { error?: string; code?: string };
   const error = new ApiError(
     refusal.error ?? `${response.status} ${response.statusText}`,

@@ -184,7 +184,69 @@ describe('the homesteader app in a browser (pnpm start, seeded)', () => {
     expect(await page.$eval('#error', (el) => el.checkVisibility())).toBe(false);
     expect(await reportsOf(base, hen)).toHaveLength(before + 3);
 
+    // Add a coop, then a hen in it, through the app's forms (the public REST API): the hen's card shows.
+    const gqlRead = async <T>(query: string): Promise<T> => {
+      const response = await fetch(`${base}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query }),
+      });
+      return ((await response.json()) as { data: T }).data;
+    };
+    const coopName = `Orchard coop ${Date.now()}`;
+    await page.click('#add summary');
+    await page.type('#new-coop-name', coopName);
+    await page.click('#coop-form button[type=submit]');
+    await page.waitForFunction(
+      () => document.querySelector('#coop-form .outcome')?.textContent?.startsWith('Added'),
+      { timeout: PATIENCE_MS },
+    );
+    const { coopsConnection } = await gqlRead<{
+      coopsConnection: { nodes: Array<{ id: string; capacity: number; coop_type: string }> };
+    }>(
+      `{ coopsConnection(where: { farm_id: { eq: "${farmId}" } }, first: 1000) { nodes { id name capacity coop_type } } }`,
+    );
+    const newCoop = coopsConnection.nodes.find((c) => (c as unknown as { name: string }).name === coopName);
+    expect(newCoop).toMatchObject({ capacity: 6, coop_type: 'backyard' });
+    await page.waitForSelector(`#new-hen-coop option[value="${newCoop!.id}"]`, { timeout: PATIENCE_MS });
+    await page.type('#new-hen-name', 'Pepper');
+    await page.select('#new-hen-coop', newCoop!.id);
+    await page.type('#new-hen-breed', 'silkie');
+    await page.click('#hen-form button[type=submit]');
+    const pepper = await page.waitForSelector(`[data-coop="${newCoop!.id}"][data-hen]`, {
+      timeout: PATIENCE_MS,
+    });
+    expect(await pepper!.$eval('h3', (el) => el.textContent)).toBe('Pepper silkie');
+    const { hensConnection } = await gqlRead<{
+      hensConnection: { nodes: Array<{ name: string; breed: string }> };
+    }>(`{ hensConnection(where: { coop_id: { eq: "${newCoop!.id}" } }) { nodes { name breed } } }`);
+    expect(hensConnection.nodes).toEqual([{ name: 'Pepper', breed: 'silkie' }]);
+
+    // The hen's history: its totals from the hen productivity projection, its latest lay reports.
+    await page.click(`[data-hen="${hen}"] [data-history] summary`);
+    await page.waitForSelector(`[data-hen="${hen}"] [data-reports][data-count]`, { timeout: PATIENCE_MS });
+    const history = await gqlRead<{
+      layReportsConnection: { totalCount: number; nodes: Array<{ id: string }> };
+      henProductivitiesConnection: { nodes: Array<{ total_eggs: number }> };
+    }>(
+      `{ layReportsConnection(where: { hen_id: { eq: "${hen}" } }, orderBy: [{ timestamp: DESC }], first: 10) { totalCount nodes { id } }
+         henProductivitiesConnection(where: { hen_id: { eq: "${hen}" } }) { nodes { total_eggs } } }`,
+    );
+    expect(history.layReportsConnection.totalCount).toBe(before + 3);
+    expect(
+      await page.$eval(`[data-hen="${hen}"] [data-reports]`, (el) => (el as HTMLElement).dataset.count),
+    ).toBe(String(before + 3));
+    expect(
+      await page.$$eval(`[data-hen="${hen}"] [data-report]`, (rows) =>
+        rows.map((r) => (r as HTMLElement).dataset.report),
+      ),
+    ).toEqual(history.layReportsConnection.nodes.map((n) => n.id));
+    expect(
+      await page.$eval(`[data-hen="${hen}"] [data-total]`, (el) => (el as HTMLElement).dataset.total),
+    ).toBe(String(history.henProductivitiesConnection.nodes[0]!.total_eggs));
+
     await page.setViewport({ width: 1280, height: 800 });
+    await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: `${screenshots}homestead-desktop.png` });
     expect(statSync(`${screenshots}homestead-desktop.png`).size).toBeGreaterThan(5000);
 
