@@ -21,3 +21,22 @@ export async function watchedPage(browser: Browser, origin: string) {
   });
   return { page, foreign, problems };
 }
+
+/** A GraphQL query to the public port, as a test checks a page against it; any error throws. */
+export async function gql<T>(
+  base: string,
+  query: string,
+  {
+    variables = {},
+    headers = {},
+  }: { variables?: Record<string, unknown>; headers?: Record<string, string> } = {},
+): Promise<T> {
+  const response = await fetch(`${base}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ query, variables }),
+  });
+  const answer = (await response.json()) as { data?: T; errors?: unknown[] };
+  if (!answer.data || answer.errors) throw new Error(`GraphQL failed: ${JSON.stringify(answer)}`);
+  return answer.data;
+}

@@ -8,7 +8,7 @@
 import { statSync } from 'node:fs';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { watchedPage } from '../../../infra/test/browser.js';
+import { gql, watchedPage } from '../../../infra/test/browser.js';
 import { CHROMIUM_ARGS, chromiumPath } from '../../../infra/test/chromium.js';
 import {
   authStack,
@@ -20,22 +20,6 @@ import { hs256 } from '../../../services/write-api/test/jwt.js';
 
 /** How long the page may take on a loaded machine: a bound on a hang, not a speed test. */
 const PATIENCE_MS = 90_000;
-
-async function gql<T>(
-  base: string,
-  query: string,
-  variables: Record<string, unknown> = {},
-  headers: Record<string, string> = {},
-): Promise<T> {
-  const response = await fetch(`${base}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ query, variables }),
-  });
-  const answer = (await response.json()) as { data?: T; errors?: unknown[] };
-  if (!answer.data || answer.errors) throw new Error(`GraphQL failed: ${JSON.stringify(answer)}`);
-  return answer.data;
-}
 
 /** The ids of the table's rows, in the order the page shows them, once it shows `total` matches. */
 async function shownRows(page: Page, total: number): Promise<string[]> {
@@ -145,7 +129,7 @@ describe('the corporate portal in a browser (pnpm start, seeded)', () => {
         await gql<{ hensConnection: { totalCount: number; nodes: Array<{ id: string }> } }>(
           base,
           `query ($where: HenWhere) { hensConnection(where: $where, orderBy: [${order}], first: 25) { totalCount nodes { id } } }`,
-          { where },
+          { variables: { where } },
         )
       ).hensConnection;
     const byBreed = await hensBy({}, '{ breed: ASC }');
@@ -423,8 +407,7 @@ describe('the corporate portal with EGGMESH_AUTH=jwt and EGGMESH_AUTH_READS', ()
     const { hensConnection } = await gql<{ hensConnection: { nodes: Array<{ name: string }> } }>(
       base,
       `{ hensConnection(where: { coop_id: { eq: "${coop}" } }) { nodes { name } } }`,
-      {},
-      { authorization: `Bearer ${admin}` },
+      { headers: { authorization: `Bearer ${admin}` } },
     );
     expect(hensConnection.nodes).toEqual([{ name: 'Token Hen' }]);
     expect(foreign).toEqual([]);

@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { watchedPage } from '../../../infra/test/browser.js';
+import { gql, watchedPage } from '../../../infra/test/browser.js';
 import { CHROMIUM_ARGS, chromiumPath } from '../../../infra/test/chromium.js';
 import { STARTUP_MS } from '../../../infra/test/patience.js';
 import {
@@ -25,17 +25,6 @@ interface Answer<T> {
   errors?: Array<{ message: string; extensions?: { code?: string } }>;
 }
 
-async function gql<T>(base: string, query: string, headers: Record<string, string> = {}): Promise<T> {
-  const response = await fetch(`${base}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ query }),
-  });
-  const answer = (await response.json()) as Answer<T>;
-  if (!answer.data || answer.errors) throw new Error(`GraphQL failed: ${JSON.stringify(answer)}`);
-  return answer.data;
-}
-
 interface Summary {
   farms: number;
   'eggs-week': number;
@@ -51,7 +40,7 @@ async function expectedSummary(base: string, zone: string, headers: Record<strin
   }>(
     base,
     '{ farms(limit: 10000) { id zone } farmOutputs(limit: 10000) { farm_id eggs_week active_hens } }',
-    headers,
+    { headers },
   );
   const ids = new Set(farms.filter((f) => zone === '' || f.zone === zone).map((f) => f.id));
   const outputs = farmOutputs.filter((o) => ids.has(o.farm_id));

@@ -5,6 +5,7 @@
 import { statSync } from 'node:fs';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gql } from '../../../infra/test/browser.js';
 import { CHROMIUM_ARGS, chromiumPath } from '../../../infra/test/chromium.js';
 import {
   authStack,
@@ -185,14 +186,6 @@ describe('the homesteader app in a browser (pnpm start, seeded)', () => {
     expect(await reportsOf(base, hen)).toHaveLength(before + 3);
 
     // Add a coop, then a hen in it, through the app's forms (the public REST API): the hen's card shows.
-    const gqlRead = async <T>(query: string): Promise<T> => {
-      const response = await fetch(`${base}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ query }),
-      });
-      return ((await response.json()) as { data: T }).data;
-    };
     const coopName = 'Orchard coop';
     await page.click('#add summary');
     await page.type('#new-coop-name', coopName);
@@ -201,12 +194,13 @@ describe('the homesteader app in a browser (pnpm start, seeded)', () => {
       () => document.querySelector('#coop-form .outcome')?.textContent?.startsWith('Added'),
       { timeout: PATIENCE_MS },
     );
-    const { coopsConnection } = await gqlRead<{
-      coopsConnection: { nodes: Array<{ id: string; capacity: number; coop_type: string }> };
+    const { coopsConnection } = await gql<{
+      coopsConnection: { nodes: Array<{ id: string; name: string; capacity: number; coop_type: string }> };
     }>(
+      base,
       `{ coopsConnection(where: { farm_id: { eq: "${farmId}" } }, first: 1000) { nodes { id name capacity coop_type } } }`,
     );
-    const newCoop = coopsConnection.nodes.find((c) => (c as unknown as { name: string }).name === coopName);
+    const newCoop = coopsConnection.nodes.find((c) => c.name === coopName);
     expect(newCoop).toMatchObject({ capacity: 6, coop_type: 'backyard' });
     await page.waitForSelector(`#new-hen-coop option[value="${newCoop!.id}"]`, { timeout: PATIENCE_MS });
     await page.type('#new-hen-name', 'Pepper');
@@ -217,18 +211,19 @@ describe('the homesteader app in a browser (pnpm start, seeded)', () => {
       timeout: PATIENCE_MS,
     });
     expect(await pepper!.$eval('h3', (el) => el.textContent)).toBe('Pepper silkie');
-    const { hensConnection } = await gqlRead<{
+    const { hensConnection } = await gql<{
       hensConnection: { nodes: Array<{ name: string; breed: string }> };
-    }>(`{ hensConnection(where: { coop_id: { eq: "${newCoop!.id}" } }) { nodes { name breed } } }`);
+    }>(base, `{ hensConnection(where: { coop_id: { eq: "${newCoop!.id}" } }) { nodes { name breed } } }`);
     expect(hensConnection.nodes).toEqual([{ name: 'Pepper', breed: 'silkie' }]);
 
     // The hen's history: its totals from the hen productivity projection, its latest lay reports.
     await page.click(`[data-hen="${hen}"] [data-history] summary`);
     await page.waitForSelector(`[data-hen="${hen}"] [data-reports][data-count]`, { timeout: PATIENCE_MS });
-    const history = await gqlRead<{
+    const history = await gql<{
       layReportsConnection: { totalCount: number; nodes: Array<{ id: string }> };
       henProductivitiesConnection: { nodes: Array<{ total_eggs: number }> };
     }>(
+      base,
       `{ layReportsConnection(where: { hen_id: { eq: "${hen}" } }, orderBy: [{ timestamp: DESC }], first: 10) { totalCount nodes { id } }
          henProductivitiesConnection(where: { hen_id: { eq: "${hen}" } }) { nodes { total_eggs } } }`,
     );
