@@ -27,7 +27,7 @@ const workspaceSources = [
 const testDirs = ['packages/*/test', 'services/*/test', 'apps/*/test', 'perf/test'];
 const files = (tier: string) => testDirs.map((dir) => `${dir}/**/*.${tier}.spec.ts`);
 // Tests that drive a real browser (Chromium) through the served pages: they check what a user sees and
-// need a browser on the machine, so they run with the end-to-end tier, not with the int tier.
+// need a browser on the machine, so they run in their own project (`browser`), not with the int tier.
 const browser = testDirs.map((dir) => `${dir}/**/*.browser.int.spec.ts`);
 // The MongoDB-wire servers (mongo-java-server, FerretDB) and the Kafka broker that int test files share. Each starts only when the
 // first test file that needs it asks (infra/test/shared-servers.ts). The e2e tests start the stack with
@@ -38,9 +38,9 @@ const sharedServers = [
   './infra/kafka/vitest-global-setup.ts',
 ];
 
-// Three projects, chosen by the tier in the file name: `unit` (code alone: no storage, socket, process
+// Four projects, chosen by the tier in the file name: `unit` (code alone: no storage, socket, process
 // or server), `int` (real SQLite files, sockets, child processes, the shared servers), `e2e` (the built
-// stack as a user runs it, and the browser tests). `pnpm test:unit` runs the first alone.
+// stack as a user runs it), `browser` (`*.browser.int.spec.ts`: the served pages in Chromium). `pnpm test:unit` runs the first alone.
 // Timeouts catch a test that never ends; they are no speed limit. A unit test that computes for seconds
 // says so with its own timeout (infra/test/patience.ts). Int and e2e tests start processes, servers and
 // browsers, whose start-up is CPU work that a loaded 2-core machine stretches many times over, so they
@@ -73,9 +73,19 @@ export default defineConfig({
           ...slow,
         },
       },
+      { extends: true, test: { name: 'e2e', include: files('e2e'), ...slow } },
+      // The browser tests share the run's stacks (infra/test/stack-global-setup.ts, each started when a
+      // file first asks) and run one file at a time, so no file's writes or read-api restart land in the
+      // middle of another's.
       {
         extends: true,
-        test: { name: 'e2e', include: [...files('e2e'), ...browser], ...slow },
+        test: {
+          name: 'browser',
+          include: browser,
+          globalSetup: ['./infra/test/stack-global-setup.ts'],
+          fileParallelism: false,
+          ...slow,
+        },
       },
     ],
   },

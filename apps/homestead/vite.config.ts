@@ -1,7 +1,4 @@
 import { defineConfig } from 'vite';
+import { appConfig } from '../shared/vite.js';
 
-// Served by the read-api under /homestead/ (@fastify/static over dist/): every file from this build.
-export default defineConfig({
-  base: '/homestead/',
-  build: { outDir: 'dist', emptyOutDir: true, target: 'es2022' },
-});
+export default defineConfig(appConfig('homestead'));

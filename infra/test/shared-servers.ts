@@ -23,7 +23,7 @@ declare module 'vitest' {
  * No timeout: on a fresh machine the first start fetches the jars with Maven, and the setup's own start
  * timeouts bound the wait.
  */
-function demand(url: string): Promise<string> {
+export function demand(url: string): Promise<string> {
   return new Promise((resolve, reject) => {
     get(url, (response) => {
       let body = '';

@@ -1,45 +1,5 @@
 import { type Client, createClient } from 'graphql-ws';
-
-/** An answer of the API that is not data: its message as the API worded it, and its HTTP status. */
-export class ApiError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-    readonly code?: string,
-  ) {
-    super(message);
-  }
-}
-
-const TOKEN_KEY = 'eggmesh.token';
-
-/** The bearer token the user gave (EGGMESH_AUTH_READS), for this browser tab only. */
-export const token = {
-  get: (): string => sessionStorage.getItem(TOKEN_KEY) ?? '',
-  set: (value: string) => sessionStorage.setItem(TOKEN_KEY, value.trim()),
-};
-
-interface GraphqlAnswer<T> {
-  data?: T | null;
-  errors?: Array<{ message: string; extensions?: { code?: string } }>;
-}
-
-/** POST /graphql on this origin; any error (HTTP or GraphQL) throws the API's own message. */
-export async function graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (token.get()) headers.authorization = `Bearer ${token.get()}`;
-  const response = await fetch('/graphql', {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ query, variables }),
-  });
-  const answer = (await response.json().catch(() => ({}))) as GraphqlAnswer<T>;
-  const error = answer.errors?.[0];
-  if (error) throw new ApiError(error.message, response.status, error.extensions?.code);
-  if (!response.ok || !answer.data)
-    throw new ApiError(`${response.status} ${response.statusText}`, response.status);
-  return answer.data;
-}
+import { ApiError, graphql, token } from '../../shared/api.js';
 
 const PAGE = 5000;
 

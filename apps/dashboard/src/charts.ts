@@ -1,11 +1,5 @@
+import { esc } from '../../shared/api.js';
 import type { Bar } from './model.js';
-
-/** Text for HTML (element content and attribute values). */
-export const esc = (text: string): string =>
-  text.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
-  );
 
 export const fmt = (n: number, digits = 0): string =>
   n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });

@@ -1,5 +1,6 @@
-import { ApiError, every, liveClient, projectionPosition, token } from './api.js';
-import { bars, esc, fmt } from './charts.js';
+import { ApiError, esc, token, wantsToken } from '../../shared/api.js';
+import { every, liveClient, projectionPosition } from './api.js';
+import { bars, fmt } from './charts.js';
 import {
   type ConsumptionReport,
   type Container,
@@ -117,7 +118,7 @@ function showError(error: unknown): void {
   errorLine.hidden = false;
   statusLine.textContent = 'Not live';
   // The API refused us for want of a (valid) token: ask for one.
-  if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+  if (wantsToken(error)) {
     tokenForm.hidden = false;
     $<HTMLInputElement>('token').focus();
   }

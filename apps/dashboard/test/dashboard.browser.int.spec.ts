@@ -3,20 +3,19 @@
 // report written through the REST API moves them without a reload (over the graphql-ws subscription).
 // Then the same with EGGMESH_AUTH_READS: the page asks for a token and shows the API's own message.
 
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, statSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { statSync } from 'node:fs';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gql, watchedPage } from '../../../infra/test/browser.js';
 import { CHROMIUM_ARGS, chromiumPath } from '../../../infra/test/chromium.js';
 import { STARTUP_MS } from '../../../infra/test/patience.js';
-import { type RunningStack, startStack } from '../../../services/stack/test/helpers.js';
+import {
+  authStack,
+  type SharedStack,
+  screenshotDir,
+  seededStack,
+} from '../../../infra/test/shared-stacks.js';
 import { hs256 } from '../../../services/write-api/test/jwt.js';
-
-const seedMain = fileURLToPath(new URL('../../../services/stack/dist/seed.js', import.meta.url));
-const screenshots = fileURLToPath(new URL('../../../docs/screenshots/', import.meta.url));
 
 /** How long a number may take to show on a loaded machine: a bound on a hang, not a speed test. */
 const PATIENCE_MS = 60_000;
@@ -24,17 +23,6 @@ const PATIENCE_MS = 60_000;
 interface Answer<T> {
   data?: T;
   errors?: Array<{ message: string; extensions?: { code?: string } }>;
-}
-
-async function gql<T>(base: string, query: string, headers: Record<string, string> = {}): Promise<T> {
-  const response = await fetch(`${base}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ query }),
-  });
-  const answer = (await response.json()) as Answer<T>;
-  if (!answer.data || answer.errors) throw new Error(`GraphQL failed: ${JSON.stringify(answer)}`);
-  return answer.data;
 }
 
 interface Summary {
@@ -52,7 +40,7 @@ async function expectedSummary(base: string, zone: string, headers: Record<strin
   }>(
     base,
     '{ farms(limit: 10000) { id zone } farmOutputs(limit: 10000) { farm_id eggs_week active_hens } }',
-    headers,
+    { headers },
   );
   const ids = new Set(farms.filter((f) => zone === '' || f.zone === zone).map((f) => f.id));
   const outputs = farmOutputs.filter((o) => ids.has(o.farm_id));
@@ -90,44 +78,22 @@ async function cardShows(page: Page, key: string, value: number): Promise<void> 
   );
 }
 
-/** A page that records what a user would never see: foreign requests, script errors, CSP violations. */
-async function watchedPage(browser: Browser, origin: string) {
-  const page = await browser.newPage();
-  const foreign: string[] = [];
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(String(error)));
-  page.on('console', (message) => {
-    if (message.text().includes('Content Security Policy')) problems.push(message.text());
-  });
-  await page.setRequestInterception(true);
-  page.on('request', (request) => {
-    const url = new URL(request.url());
-    if (url.origin === origin || url.protocol === 'data:') return void request.continue();
-    foreign.push(request.url());
-    void request.abort();
-  });
-  return { page, foreign, problems };
-}
+let browser: Browser;
+beforeAll(async () => {
+  browser = await puppeteer.launch({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS });
+});
+afterAll(async () => {
+  await browser?.close();
+});
 
 describe('the national dashboard in a browser (pnpm start, seeded)', () => {
-  let stack: RunningStack;
-  let browser: Browser;
+  let stack: SharedStack;
   let position = 0;
 
   beforeAll(async () => {
-    [stack, browser] = await Promise.all([
-      startStack(),
-      puppeteer.launch({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS }),
-    ]);
-    const { stdout } = await promisify(execFile)(process.execPath, [seedMain, '--url', stack.urls.write], {
-      timeout: STARTUP_MS,
-    });
-    position = Number(/log position (\d+)/.exec(stdout)?.[1]);
+    stack = await seededStack();
+    position = stack.position;
     expect(position).toBeGreaterThan(0);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.stop();
   });
 
   it('shows the API answers, then moves with a lay report without a reload; zone filter; screenshots', async () => {
@@ -232,7 +198,7 @@ describe('the national dashboard in a browser (pnpm start, seeded)', () => {
     await cardShows(page, 'eggs-week', after['eggs-week'] + 3);
     expect(await page.evaluate(() => (window as unknown as { stillHere?: boolean }).stillHere)).toBe(true);
 
-    mkdirSync(screenshots, { recursive: true });
+    const screenshots = screenshotDir();
     await page.screenshot({ path: `${screenshots}dashboard-desktop.png` });
     await page.setViewport({ width: 390, height: 844, isMobile: true, hasTouch: true });
     await cardShows(page, 'farms', after.farms);
@@ -250,19 +216,12 @@ describe('the national dashboard in a browser (pnpm start, seeded)', () => {
 });
 
 describe('the national dashboard with EGGMESH_AUTH_READS', () => {
-  const secret = randomBytes(32).toString('hex');
-  let stack: RunningStack;
-  let browser: Browser;
+  let stack: SharedStack & { secret: string };
+  let secret = '';
 
   beforeAll(async () => {
-    [stack, browser] = await Promise.all([
-      startStack({ EGGMESH_AUTH: 'jwt', EGGMESH_JWT_SECRET: secret, EGGMESH_AUTH_READS: 'true' }),
-      puppeteer.launch({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS }),
-    ]);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.stop();
+    stack = await authStack();
+    secret = stack.secret;
   });
 
   it("asks for a token, shows the API's refusal, then reads and follows live with a good one", async () => {
@@ -305,7 +264,9 @@ describe('the national dashboard with EGGMESH_AUTH_READS', () => {
     });
     expect(await page.$eval('#token-form', (el) => el.checkVisibility())).toBe(false);
     expect(await page.$eval('#error', (el) => el.checkVisibility())).toBe(false);
-    await cardShows(page, 'farms', 0);
+    // The farms the other browser test files wrote on this stack, as the API counts them.
+    const { farms: before } = await expectedSummary(base, '', { authorization: `Bearer ${reader}` });
+    await cardShows(page, 'farms', before);
 
     // A farm written with a write token arrives over the subscription the token opened.
     const writer = hs256(secret, { sub: 'writer', scope: 'eggmesh:write' });
@@ -315,7 +276,7 @@ describe('the national dashboard with EGGMESH_AUTH_READS', () => {
       body: JSON.stringify({ name: 'Token Farm', farm_type: 'homestead', zone: 'north' }),
     });
     expect(created.status).toBe(201);
-    await cardShows(page, 'farms', 1);
+    await cardShows(page, 'farms', before + 1);
     expect(foreign).toEqual([]);
     expect(problems).toEqual([]);
     await page.close();

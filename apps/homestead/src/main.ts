@@ -1,38 +1,16 @@
+import {
+  ApiError,
+  authHeaders,
+  esc,
+  graphql,
+  refusalText,
+  restWrite,
+  token,
+  wantsToken,
+} from '../../shared/api.js';
+
 /** The grades a lay report takes (`eggQualities` of @eggmesh/schema; the API refuses any other). */
 const eggQualities = ['grade_a', 'grade_b', 'double_yolk', 'cracked'] as const;
-
-// ---- the API (same origin: the public port) -------------------------------------------------------
-
-class ApiError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-  ) {
-    super(message);
-  }
-}
-
-const TOKEN_KEY = 'eggmesh.token';
-const authHeaders = (): Record<string, string> => {
-  const token = sessionStorage.getItem(TOKEN_KEY);
-  return token ? { authorization: `Bearer ${token}` } : {};
-};
-
-async function graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const response = await fetch('/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...authHeaders() },
-    body: JSON.stringify({ query, variables }),
-  });
-  const answer = (await response.json().catch(() => ({}))) as {
-    data?: T;
-    errors?: Array<{ message: string }>;
-  };
-  if (answer.errors?.[0]) throw new ApiError(answer.errors[0].message, response.status);
-  if (!response.ok || !answer.data)
-    throw new ApiError(`${response.status} ${response.statusText}`, response.status);
-  return answer.data;
-}
 
 // ---- what this phone keeps ------------------------------------------------------------------------
 
@@ -40,11 +18,17 @@ interface Week {
   eggs_today: number | null;
   eggs_week: number | null;
 }
+interface HenWeek extends Week {
+  eggs_month: number | null;
+  total_eggs: number | null;
+  avg_per_week: number | null;
+  quality_rate: number | null;
+}
 interface Hen {
   id: string;
   name: string;
   breed: string;
-  productivity: Week[] | null;
+  productivity: HenWeek[] | null;
 }
 interface Coop {
   id: string;
@@ -54,7 +38,9 @@ interface Coop {
 interface FarmView {
   id: string;
   name: string;
-  farmOutput: Array<Week & { active_hens: number | null }> | null;
+  farmOutput: Array<
+    Week & { eggs_month: number | null; active_hens: number | null; avg_per_hen_per_week: number | null }
+  > | null;
   coops: Coop[] | null;
 }
 /** A lay report as the API takes it, with the id this phone chose: sending it twice stores it once. */
@@ -90,16 +76,11 @@ function uuid(): string {
 // ---- the page ------------------------------------------------------------------------------------
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
-const esc = (text: string) =>
-  text.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
-  );
 
 function showError(error: unknown): void {
   $('error').textContent = error instanceof Error ? error.message : String(error);
   $('error').hidden = false;
-  if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+  if (wantsToken(error)) {
     $('token-form').hidden = false;
     $<HTMLInputElement>('token').focus();
   }
@@ -125,7 +106,7 @@ function renderFarm(farm: FarmView): void {
   week.hidden = !output;
   week.dataset.eggsWeek = String(output?.eggs_week ?? 0);
   week.textContent = output
-    ? `This week: ${output.eggs_week ?? 0} eggs from ${output.active_hens ?? 0} laying hens · today: ${output.eggs_today ?? 0}`
+    ? `This week: ${output.eggs_week ?? 0} eggs from ${output.active_hens ?? 0} laying hens (${(output.avg_per_hen_per_week ?? 0).toFixed(1)} per hen) · today: ${output.eggs_today ?? 0} · this month: ${output.eggs_month ?? 0}`
     : '';
   const options = eggQualities.map((q) => `<option value="${q}">${q.replace('_', ' ')}</option>`).join('');
   $('hens').innerHTML = (farm.coops ?? [])
@@ -144,12 +125,75 @@ function renderFarm(farm: FarmView): void {
 <output aria-live="polite" aria-label="Eggs to log for ${esc(hen.name)}">1</output>
 <button type="button" data-step="1" aria-label="One egg more for ${esc(hen.name)}">+</button></div>
 <div class="row"><label for="q-${hen.id}">Quality</label><select id="q-${hen.id}">${options}</select>
-<button type="button" class="primary" data-log>Log eggs</button></div></article>`,
+<button type="button" class="primary" data-log>Log eggs</button></div>
+<details data-history><summary>History</summary>${henTotals(hen.productivity?.[0])}<div data-reports></div></details></article>`,
           )
           .join('')}</section>`,
     )
     .join('');
+  $('new-hen-coop').innerHTML = (farm.coops ?? [])
+    .map((coop) => `<option value="${coop.id}">${esc(coop.name)}</option>`)
+    .join('');
+  $('add').hidden = false;
 }
+
+/** A hen's totals from the hen productivity projection. */
+function henTotals(p: HenWeek | undefined): string {
+  if (!p) return '<p class="meta">No eggs logged yet.</p>';
+  const rate = Math.round((p.quality_rate ?? 0) * 100);
+  return `<p class="meta" data-total="${p.total_eggs ?? 0}">This month ${p.eggs_month ?? 0} · ${(p.avg_per_week ?? 0).toFixed(1)} a week · ${p.total_eggs ?? 0} in all · ${rate}% grade A</p>`;
+}
+
+interface Report {
+  id: string;
+  timestamp: string;
+  eggs: number;
+  quality: string | null;
+}
+
+/** The hen's latest lay reports (kept here too, so the history opens offline as last read). */
+async function showHistory(card: HTMLElement): Promise<void> {
+  const hen = card.dataset.hen!;
+  const box = card.querySelector<HTMLElement>('[data-reports]')!;
+  const draw = (reports: Report[], total: number) => {
+    box.dataset.count = String(total);
+    box.innerHTML =
+      reports.length === 0
+        ? '<p class="meta">No lay reports yet.</p>'
+        : `<table><caption class="meta">Latest ${reports.length} of ${total} reports</caption><thead><tr><th scope="col">When</th><th scope="col">Eggs</th><th scope="col">Quality</th></tr></thead><tbody>${reports
+            .map(
+              (r) =>
+                `<tr data-report="${esc(r.id)}"><td>${esc(r.timestamp.slice(0, 16).replace('T', ' '))}</td><td>${r.eggs}</td><td>${esc((r.quality ?? '').replace('_', ' '))}</td></tr>`,
+            )
+            .join('')}</tbody></table>`;
+  };
+  const kept = store.get<{ reports: Report[]; total: number }>(`history.${hen}`);
+  if (kept) draw(kept.reports, kept.total);
+  try {
+    const { layReportsConnection: page } = await graphql<{
+      layReportsConnection: { totalCount: number; nodes: Report[] };
+    }>(
+      `query ($hen: ID) { layReportsConnection(where: { hen_id: { eq: $hen } }, orderBy: [{ timestamp: DESC }], first: 10) {
+        totalCount nodes { id timestamp eggs quality } } }`,
+      { hen },
+    );
+    store.set(`history.${hen}`, { reports: page.nodes, total: page.totalCount });
+    draw(page.nodes, page.totalCount);
+  } catch (error) {
+    if (!kept) box.innerHTML = `<p class="meta">${esc(refusalText(error))}</p>`;
+    if (wantsToken(error)) showError(error);
+  }
+}
+
+$('hens').addEventListener(
+  'toggle',
+  (event) => {
+    const details = event.target as HTMLDetailsElement;
+    const card = details.closest<HTMLElement>('[data-hen]');
+    if (details.open && card) void showHistory(card);
+  },
+  true,
+);
 
 $('hens').addEventListener('click', (event) => {
   const button = (event.target as HTMLElement).closest('button');
@@ -226,8 +270,9 @@ async function loadFarm(farmId: string): Promise<void> {
   if (cached) renderFarm(cached);
   try {
     const { farm } = await graphql<{ farm: FarmView | null }>(
-      `query ($id: ID!) { farm(id: $id) { id name farmOutput(limit: 1) { eggs_today eggs_week active_hens }
-        coops { id name hens { id name breed productivity(limit: 1) { eggs_today eggs_week } } } } }`,
+      `query ($id: ID!) { farm(id: $id) { id name farmOutput(limit: 1) { eggs_today eggs_week eggs_month active_hens avg_per_hen_per_week }
+        coops { id name hens { id name breed
+          productivity(limit: 1) { eggs_today eggs_week eggs_month total_eggs avg_per_week quality_rate } } } } }`,
       { id: farmId },
     );
     if (!farm) throw new Error('That farm no longer exists: pick yours again.');
@@ -262,15 +307,53 @@ $('farm-form').addEventListener('submit', (event) => {
   $('farm-form').hidden = true;
   void loadFarm(id);
 });
+/** A coop or a hen through the public REST API (they need the network: only lay reports wait in a queue). */
+function onAdd(form: HTMLFormElement, body: () => Record<string, unknown>, entity: 'coop' | 'hen'): void {
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const outcome = form.querySelector<HTMLElement>('.outcome')!;
+    outcome.textContent = 'Sending…';
+    restWrite<{ id: string; name: string }>(`/${entity}/api`, body())
+      .then(async (created) => {
+        form.reset();
+        outcome.textContent = `Added ${created.name}.`;
+        await loadFarm(store.get<string>('farm')!);
+      })
+      .catch((error: unknown) => {
+        outcome.textContent = navigator.onLine
+          ? refusalText(error)
+          : 'Adding needs the network: try again once online.';
+        if (wantsToken(error)) showError(error);
+      });
+  });
+}
+const value = (id: string) => $<HTMLInputElement | HTMLSelectElement>(id).value.trim();
+onAdd(
+  $<HTMLFormElement>('coop-form'),
+  () => ({
+    name: value('new-coop-name'),
+    farm_id: store.get<string>('farm'),
+    capacity: Number(value('new-coop-capacity')),
+    coop_type: value('new-coop-type'),
+  }),
+  'coop',
+);
+onAdd(
+  $<HTMLFormElement>('hen-form'),
+  () => ({ name: value('new-hen-name'), coop_id: value('new-hen-coop'), breed: value('new-hen-breed') }),
+  'hen',
+);
+
 $('change-farm').addEventListener('click', () => {
   store.drop('farm');
   $('hens').innerHTML = '';
+  $('add').hidden = true;
   $('change-farm').hidden = true;
   void pickFarm();
 });
 $('token-form').addEventListener('submit', (event) => {
   event.preventDefault();
-  sessionStorage.setItem(TOKEN_KEY, $<HTMLInputElement>('token').value.trim());
+  token.set($<HTMLInputElement>('token').value);
   $('token-form').hidden = true;
   void start();
 });

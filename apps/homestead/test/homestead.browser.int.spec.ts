@@ -2,20 +2,18 @@
 // (`pnpm start`, `pnpm seed`): it logs eggs online, then offline (the browser's network cut), and
 // sends what it kept once the network is back; every report arrives once, a resend included.
 
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, statSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { statSync } from 'node:fs';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gql } from '../../../infra/test/browser.js';
 import { CHROMIUM_ARGS, chromiumPath } from '../../../infra/test/chromium.js';
-import { STARTUP_MS } from '../../../infra/test/patience.js';
-import { type RunningStack, startStack } from '../../../services/stack/test/helpers.js';
+import {
+  authStack,
+  type SharedStack,
+  screenshotDir,
+  seededStack,
+} from '../../../infra/test/shared-stacks.js';
 import { hs256 } from '../../../services/write-api/test/jwt.js';
-
-const seedMain = fileURLToPath(new URL('../../../services/stack/dist/seed.js', import.meta.url));
-const screenshots = fileURLToPath(new URL('../../../docs/screenshots/', import.meta.url));
 
 /** How long the page may take on a loaded machine: a bound on a hang, not a speed test. */
 const PATIENCE_MS = 60_000;
@@ -63,31 +61,20 @@ const queued = (page: Page, n: number) =>
     n,
   );
 
-describe('the homesteader app in a browser (pnpm start, seeded)', () => {
-  let stack: RunningStack;
-  let browser: Browser;
+let browser: Browser;
+beforeAll(async () => {
+  browser = await puppeteer.launch({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS });
+});
+afterAll(async () => {
+  await browser?.close();
+});
 
+describe('the homesteader app in a browser (pnpm start, seeded)', () => {
+  let stack: SharedStack;
+
+  // Starts once the projections hold every write so far, so the page and this test read the same week.
   beforeAll(async () => {
-    [stack, browser] = await Promise.all([
-      startStack(),
-      puppeteer.launch({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS }),
-    ]);
-    const { stdout } = await promisify(execFile)(process.execPath, [seedMain, '--url', stack.urls.write], {
-      timeout: STARTUP_MS,
-    });
-    // Start once the projections hold the whole seed, so the page and this test read the same week.
-    const position = /log position (\d+)/.exec(stdout)?.[1];
-    expect(position).toBeDefined();
-    const ready = await fetch(`${stack.urls.public}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-min-position': String(position) },
-      body: JSON.stringify({ query: '{ farms(limit: 1) { id } }' }),
-    });
-    expect(ready.headers.get('x-eggmesh-stale')).toBeNull();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.stop();
+    stack = await seededStack();
   });
 
   it('logs eggs online and offline; the queue is sent once the network is back, each report once', async () => {
@@ -159,7 +146,7 @@ describe('the homesteader app in a browser (pnpm start, seeded)', () => {
     await queued(page, 2);
     expect(await reportsOf(base, hen)).toHaveLength(before + 1);
 
-    mkdirSync(screenshots, { recursive: true });
+    const screenshots = screenshotDir();
     await page.screenshot({ path: `${screenshots}homestead-phone.png` });
     expect(statSync(`${screenshots}homestead-phone.png`).size).toBeGreaterThan(5000);
 
@@ -198,7 +185,63 @@ describe('the homesteader app in a browser (pnpm start, seeded)', () => {
     expect(await page.$eval('#error', (el) => el.checkVisibility())).toBe(false);
     expect(await reportsOf(base, hen)).toHaveLength(before + 3);
 
+    // Add a coop, then a hen in it, through the app's forms (the public REST API): the hen's card shows.
+    const coopName = 'Orchard coop';
+    await page.click('#add summary');
+    await page.type('#new-coop-name', coopName);
+    await page.click('#coop-form button[type=submit]');
+    await page.waitForFunction(
+      () => document.querySelector('#coop-form .outcome')?.textContent?.startsWith('Added'),
+      { timeout: PATIENCE_MS },
+    );
+    const { coopsConnection } = await gql<{
+      coopsConnection: { nodes: Array<{ id: string; name: string; capacity: number; coop_type: string }> };
+    }>(
+      base,
+      `{ coopsConnection(where: { farm_id: { eq: "${farmId}" } }, first: 1000) { nodes { id name capacity coop_type } } }`,
+    );
+    const newCoop = coopsConnection.nodes.find((c) => c.name === coopName);
+    expect(newCoop).toMatchObject({ capacity: 6, coop_type: 'backyard' });
+    await page.waitForSelector(`#new-hen-coop option[value="${newCoop!.id}"]`, { timeout: PATIENCE_MS });
+    await page.type('#new-hen-name', 'Pepper');
+    await page.select('#new-hen-coop', newCoop!.id);
+    await page.type('#new-hen-breed', 'silkie');
+    await page.click('#hen-form button[type=submit]');
+    const pepper = await page.waitForSelector(`[data-coop="${newCoop!.id}"][data-hen]`, {
+      timeout: PATIENCE_MS,
+    });
+    expect(await pepper!.$eval('h3', (el) => el.textContent)).toBe('Pepper silkie');
+    const { hensConnection } = await gql<{
+      hensConnection: { nodes: Array<{ name: string; breed: string }> };
+    }>(base, `{ hensConnection(where: { coop_id: { eq: "${newCoop!.id}" } }) { nodes { name breed } } }`);
+    expect(hensConnection.nodes).toEqual([{ name: 'Pepper', breed: 'silkie' }]);
+
+    // The hen's history: its totals from the hen productivity projection, its latest lay reports.
+    await page.click(`[data-hen="${hen}"] [data-history] summary`);
+    await page.waitForSelector(`[data-hen="${hen}"] [data-reports][data-count]`, { timeout: PATIENCE_MS });
+    const history = await gql<{
+      layReportsConnection: { totalCount: number; nodes: Array<{ id: string }> };
+      henProductivitiesConnection: { nodes: Array<{ total_eggs: number }> };
+    }>(
+      base,
+      `{ layReportsConnection(where: { hen_id: { eq: "${hen}" } }, orderBy: [{ timestamp: DESC }], first: 10) { totalCount nodes { id } }
+         henProductivitiesConnection(where: { hen_id: { eq: "${hen}" } }) { nodes { total_eggs } } }`,
+    );
+    expect(history.layReportsConnection.totalCount).toBe(before + 3);
+    expect(
+      await page.$eval(`[data-hen="${hen}"] [data-reports]`, (el) => (el as HTMLElement).dataset.count),
+    ).toBe(String(before + 3));
+    expect(
+      await page.$$eval(`[data-hen="${hen}"] [data-report]`, (rows) =>
+        rows.map((r) => (r as HTMLElement).dataset.report),
+      ),
+    ).toEqual(history.layReportsConnection.nodes.map((n) => n.id));
+    expect(
+      await page.$eval(`[data-hen="${hen}"] [data-total]`, (el) => (el as HTMLElement).dataset.total),
+    ).toBe(String(history.henProductivitiesConnection.nodes[0]!.total_eggs));
+
     await page.setViewport({ width: 1280, height: 800 });
+    await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: `${screenshots}homestead-desktop.png` });
     expect(statSync(`${screenshots}homestead-desktop.png`).size).toBeGreaterThan(5000);
 
@@ -209,19 +252,12 @@ describe('the homesteader app in a browser (pnpm start, seeded)', () => {
 });
 
 describe('the homesteader app with EGGMESH_AUTH_READS', () => {
-  const secret = randomBytes(32).toString('hex');
-  let stack: RunningStack;
-  let browser: Browser;
+  let stack: SharedStack & { secret: string };
+  let secret = '';
 
   beforeAll(async () => {
-    [stack, browser] = await Promise.all([
-      startStack({ EGGMESH_AUTH: 'jwt', EGGMESH_JWT_SECRET: secret, EGGMESH_AUTH_READS: 'true' }),
-      puppeteer.launch({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS }),
-    ]);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.stop();
+    stack = await authStack();
+    secret = stack.secret;
   });
 
   it("asks for a token, shows the API's refusals, keeps a report it may not send, sends it with a token that may", async () => {

@@ -340,7 +340,16 @@ describe('the public port forwards the write routes to the write-api', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     const html = await page.text();
-    for (const link of ['/dashboard/', '/homestead/', '/graphiql', '/docs', '/api.md', '/health', '/metrics'])
+    for (const link of [
+      '/dashboard/',
+      '/homestead/',
+      '/corporate/',
+      '/graphiql',
+      '/docs',
+      '/api.md',
+      '/health',
+      '/metrics',
+    ])
       expect(html).toContain(`href="${link}"`);
     // The dashboard is served here, as a page (its CSP lets it load its own scripts and open its socket).
     const dashboard = await fetch(`${base}/dashboard/`);
@@ -348,6 +357,9 @@ describe('the public port forwards the write routes to the write-api', () => {
     expect(dashboard.headers.get('content-type')).toMatch(/^text\/html/);
     expect(dashboard.headers.get('content-security-policy')).toContain("connect-src 'self'");
     expect(await dashboard.text()).toContain('<script type="module" crossorigin src="/dashboard/assets/');
+    const corporate = await fetch(`${base}/corporate/`);
+    expect(corporate.status).toBe(200);
+    expect(await corporate.text()).toContain('<script type="module" crossorigin src="/corporate/assets/');
     const manifest = await fetch(`${base}/homestead/manifest.webmanifest`);
     expect(manifest.status).toBe(200);
     expect(((await manifest.json()) as { scope: string }).scope).toBe('/homestead/');

@@ -43,8 +43,11 @@ export async function until<T>(
 export interface RunningStack {
   readonly process: ChildProcess;
   readonly dataDir: string;
-  /** Base URLs (no trailing slash) of the public port (the read-api) and of the write-api behind it. */
-  readonly urls: { readonly public: string; readonly write: string };
+  /**
+   * Base URLs (no trailing slash) of the public port (the read-api), of the write-api behind it, and of
+   * the projector's metrics.
+   */
+  readonly urls: { readonly public: string; readonly write: string; readonly projector: string };
   /** Everything the supervisor printed so far. */
   readonly output: string[];
   /** Stops the tree (SIGINT, so the supervisor stops its children; SIGKILL after 20 s) and removes the data dir. */
@@ -88,7 +91,11 @@ export async function startStack(env: Record<string, string> = {}): Promise<Runn
   });
   child.stdout?.on('data', (d) => output.push(String(d)));
   child.stderr?.on('data', (d) => output.push(String(d)));
-  const urls = { public: `http://127.0.0.1:${read}`, write: `http://127.0.0.1:${write}` };
+  const urls = {
+    public: `http://127.0.0.1:${read}`,
+    write: `http://127.0.0.1:${write}`,
+    projector: `http://127.0.0.1:${projector}`,
+  };
   const stop = async () => {
     await stopSupervisor(child);
     rmSync(dataDir, { recursive: true, force: true });

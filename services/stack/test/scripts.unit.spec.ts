@@ -24,7 +24,7 @@ describe('root scripts', () => {
 
   it('clean removes what build makes', () => {
     expect(scripts.clean).toBe(
-      'tsc -b --clean tsconfig.json packages/schema/tsconfig.cjs.json && rm -rf apps/dashboard/dist apps/homestead/dist',
+      'tsc -b --clean tsconfig.json packages/schema/tsconfig.cjs.json && rm -rf apps/dashboard/dist apps/homestead/dist apps/corporate/dist',
     );
   });
 });

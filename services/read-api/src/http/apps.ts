@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 export const APPS = [
   { prefix: '/dashboard', dir: '../../../../apps/dashboard/dist' },
   { prefix: '/homestead', dir: '../../../../apps/homestead/dist' },
+  { prefix: '/corporate', dir: '../../../../apps/corporate/dist' },
 ] as const;
 
 /**

@@ -19,6 +19,7 @@ GraphQL on <code>/&lt;entity&gt;/graph</code> and <code>/graphql</code>.</p>
 <ul>
 <li><a href="/dashboard/">National dashboard</a>: the egg economy at a glance, updating live</li>
 <li><a href="/homestead/">Homestead</a>: log your hens' eggs from a phone, offline too</li>
+<li><a href="/corporate/">Corporate portal</a>: farm KPIs, tables, manual entry and CSV upload</li>
 <li><a href="/graphiql">GraphiQL</a>: explore the unified <code>/graphql</code> schema</li>
 <li><a href="/docs">REST reference</a> (OpenAPI: <a href="/openapi.json">/openapi.json</a>)</li>
 <li><a href="/api.md">API guide</a> (<code>docs/api.md</code>: endpoints, errors, limits)</li>

@@ -1,0 +1,4 @@
+import { defineConfig } from 'vite';
+import { appConfig } from '../shared/vite.js';
+
+export default defineConfig(appConfig('corporate'));
