@@ -94,11 +94,17 @@ function emptiesIn(value: unknown, path = 'data'): string[] {
  * Blocks that are not API calls: the workspace's own commands, which the rest of the suite covers, and
  * `docker compose` (no Docker here: compose.unit.spec.ts checks the file against the configuration).
  */
-// Workspace commands the suite itself runs (`pnpm test` builds; the legacy tests run the simulator), and
-// the legacy walk-through's PostgreSQL lines (psql, the dev server), which need a PostgreSQL the README
-// reader starts: the legacy tests start the same server and run the same SQL through the client library.
-const workspaceCommand =
-  /^((npx -y pnpm@[\d.]+ |pnpm )(install|start|test|seed|build|legacy:simulate)\b|docker compose |psql postgresql:\/\/|node infra\/postgres\/server\.mjs )/;
+// The workspace's own commands (package.json's scripts: the suite runs the ones it covers, the rest are
+// the fault matrices and benchmarks a user runs), and the legacy walk-through's PostgreSQL lines (psql,
+// the dev server), which need a PostgreSQL the README reader starts: the legacy tests start the same
+// server and run the same SQL through the client library.
+const scripts = Object.keys(
+  (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+    .scripts,
+).map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+const workspaceCommand = new RegExp(
+  `^((npx -y pnpm@[\\d.]+ |pnpm )(install|${scripts.join('|')})(?![\\w:-])|docker compose |psql postgresql://|node infra/postgres/server\\.mjs )`,
+);
 
 function requireTool(name: string, hint: string): void {
   if (spawnSync('bash', ['-c', `command -v ${name}`]).status === 0) return;
