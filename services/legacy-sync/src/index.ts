@@ -1,3 +1,4 @@
+export { type CaptureOptions, captureName, databaseOf, registerCapture } from './capture.js';
 export {
   type ConnectorStatus,
   connectorConfig,
