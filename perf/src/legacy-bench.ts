@@ -66,6 +66,12 @@ const db = new pg.Client({ connectionString: stack.databaseUrl });
 await db.connect();
 const simulator = new SapSimulator(db, { seed: 1, unknownCodeRate: 0 });
 await simulator.fill({ farms: 3, coopsPerFarm: 2, hensPerCoop: 5, containers: 4, consumers: 3 });
+// The lag probe renames a plant of its own: the generator changes only the plants it made.
+const probePlant = '9999';
+await db.query(
+  `INSERT INTO sap.zfarm_mstr VALUES ('100', $1, '1000', 'Probe', 'L', 'NORTH', NULL, 'PROBE', '20250301', '081500', NULL, NULL, NULL)`,
+  [probePlant],
+);
 
 /**
  * Waits until the clean API holds the legacy tables' records and values; answers the milliseconds it
@@ -164,10 +170,13 @@ function stream(): { stop: () => Promise<{ changes: number; lags: number[] }> } 
     }
   })();
   const probe = (async () => {
-    const farm = legacyId('sap', '100', 'zfarm_mstr', ['1000']);
+    const farm = legacyId('sap', '100', 'zfarm_mstr', [probePlant]);
     for (let i = 0; on; i++) {
       const name = `Probe ${Date.now()}-${i}`;
-      await db.query(`UPDATE sap.zfarm_mstr SET farm_nm = $1 WHERE mandt = '100' AND werks = '1000'`, [name]);
+      await db.query(`UPDATE sap.zfarm_mstr SET farm_nm = $1 WHERE mandt = '100' AND werks = $2`, [
+        name,
+        probePlant,
+      ]);
       const committed = performance.now();
       for (;;) {
         const body = (await (await fetch(`${stack.urls.public}/farm/api/${farm}`)).json()) as {
