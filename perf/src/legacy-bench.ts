@@ -9,13 +9,14 @@ import { legacyId, SapSimulator, sapCleanView, sapLegacyView, viewDifferences } 
 import pg from 'pg';
 import { startLegacyStack } from './lib/legacy-stack.js';
 import { runLoad, type Step } from './lib/load.js';
-import { percentileOfSorted } from './lib/stats.js';
+import { median as medianOf, percentileOfSorted } from './lib/stats.js';
 
 const { values } = parseArgs({
   options: {
     rate: { type: 'string', default: '20' },
     duration: { type: 'string', default: '20' },
-    runs: { type: 'string', default: '2' },
+    runs: { type: 'string', default: '3' },
+    warmup: { type: 'string', default: '10' },
     connections: { type: 'string', default: '10' },
     burst: { type: 'string', default: '2000' },
     help: { type: 'boolean', default: false },
@@ -24,12 +25,12 @@ const { values } = parseArgs({
 if (values.help) {
   process.stdout.write(
     [
-      'usage: pnpm bench:legacy [--rate N] [--duration S] [--runs N] [--connections N] [--burst N]',
+      'usage: pnpm bench:legacy [--rate N] [--duration S] [--runs N] [--warmup S] [--connections N] [--burst N]',
       '',
       'Mixed load on the clean API with the legacy pipeline idle, then with the SAP generator making --rate',
-      'changes per second (default 20), alternated --runs times (default 2) for --duration seconds each',
-      '(default 20) at --connections clients (default 10); the CDC lag (legacy commit → clean read) while',
-      'streaming; then --burst changes (default 2000) written as fast as PostgreSQL takes them, and the',
+      'changes per second (default 20), alternated --runs times (default 3) for --duration seconds each',
+      '(default 20) at --connections clients (default 10), after an unmeasured --warmup load (default 10 s);',
+      'the CDC lag (legacy commit → clean read) while streaming; then --burst changes (default 2000) written as fast as PostgreSQL takes them, and the',
       'rate at which the layer drains them.',
       '',
     ].join('\n'),
@@ -39,17 +40,17 @@ if (values.help) {
 const rate = Number(values.rate);
 const duration = Number(values.duration);
 const runs = Number(values.runs);
+const warmup = Number(values.warmup);
 const connections = Number(values.connections);
 const burst = Number(values.burst);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (line: string) => process.stdout.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+/** The p-th percentile (0..1) of the samples, nearest rank. */
 const pct = (samples: number[], p: number) =>
-  samples.length === 0
-    ? Number.NaN
-    : percentileOfSorted(
-        [...samples].sort((a, b) => a - b),
-        p,
-      );
+  percentileOfSorted(
+    [...samples].sort((a, b) => a - b),
+    p * 100,
+  );
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 
 const stack = await startLegacyStack();
@@ -203,6 +204,9 @@ const streaming: typeof idle = [];
 const lags: number[] = [];
 let streamed = 0;
 let streamedSeconds = 0;
+// An unmeasured load first: the first measured mode would otherwise also pay for JIT and cold caches.
+await runLoad({ label: 'warm-up', baseUrl: stack.urls.public, connections, steps }, warmup);
+await drained();
 for (let run = 1; run <= runs; run++) {
   for (const mode of ['idle', 'streaming'] as const) {
     const load = { label: `${mode} ${run}`, baseUrl: stack.urls.public, connections, steps };
@@ -240,17 +244,14 @@ const drainMs = await drained();
 const total = (Date.now() - burstStart) / 1000;
 
 const median = (rows: typeof idle, key: 'p50' | 'p95' | 'p99' | 'rps') =>
-  pct(
-    rows.map((row) => row[key]),
-    0.5,
-  );
+  medianOf(rows.map((row) => row[key]));
 const lines = [
   '',
   `legacy pipeline cost, ${runs} × ${duration} s per mode, ${connections} clients, mixed load (3 GraphQL reads, 1 REST read, 1 REST write per loop)`,
   `  idle:      p50 ${ms(median(idle, 'p50'))}, p95 ${ms(median(idle, 'p95'))}, p99 ${ms(median(idle, 'p99'))}, ${Math.round(median(idle, 'rps'))} req/s`,
   `  streaming: p50 ${ms(median(streaming, 'p50'))}, p95 ${ms(median(streaming, 'p95'))}, p99 ${ms(median(streaming, 'p99'))}, ${Math.round(median(streaming, 'rps'))} req/s  (generator asked for ${rate}/s, made ${(streamed / streamedSeconds).toFixed(1)}/s)`,
   `  ratio streaming ÷ idle: p95 ${(median(streaming, 'p95') / median(idle, 'p95')).toFixed(2)}, p99 ${(median(streaming, 'p99') / median(idle, 'p99')).toFixed(2)}, throughput ${(median(streaming, 'rps') / median(idle, 'rps')).toFixed(2)}`,
-  `  CDC lag, legacy commit → clean read (${lags.length} probes under load): p50 ${ms(pct(lags, 0.5))}, p99 ${ms(pct(lags, 0.99))}`,
+  `  CDC lag, legacy commit → clean read (${lags.length} probes under load): p50 ${ms(pct(lags, 0.5))}, p99 ${ms(pct(lags, 0.99))} (min ${ms(Math.min(...lags))}, max ${ms(Math.max(...lags))})`,
   `  burst: ${burst} changes written in ${written.toFixed(1)} s, clean ${(drainMs / 1000).toFixed(1)} s later: the layer sustained ${(burst / total).toFixed(1)} changes/s`,
   '',
 ];
