@@ -23,6 +23,21 @@ public class ConnectLauncher {
                 } catch (java.io.IOException e) {
                   // treated as end of input
                 }
+                // The worker's shutdown hook leaves its group through the broker; with the broker gone
+                // too it would wait for it forever, so the exit is forced after a grace period.
+                Thread halt =
+                    new Thread(
+                        () -> {
+                          try {
+                            Thread.sleep(15_000);
+                          } catch (InterruptedException e) {
+                            // halting now
+                          }
+                          Runtime.getRuntime().halt(1);
+                        },
+                        "parent-watchdog-halt");
+                halt.setDaemon(true);
+                halt.start();
                 System.exit(0);
               },
               "parent-watchdog");

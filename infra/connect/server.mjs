@@ -161,3 +161,26 @@ export async function start(options) {
     exited,
   };
 }
+
+// `node infra/connect/server.mjs`: a local dev worker (`pnpm start:legacy`) with its REST API on
+// EGGMESH_DEV_CONNECT_PORT (default 8083), against EGGMESH_KAFKA_BROKERS (default 127.0.0.1:9092), in
+// the Connect group `eggmesh-connect` (its state topics outlive the worker, so a restart resumes), its
+// files in EGGMESH_DATA_DIR/connect; Ctrl-C stops it.
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const port = Number(process.env.EGGMESH_DEV_CONNECT_PORT ?? 8083);
+  const dataDir = join(process.env.EGGMESH_DATA_DIR ?? './data', 'connect');
+  const brokers = process.env.EGGMESH_KAFKA_BROKERS ?? '127.0.0.1:9092';
+  const worker = await start({
+    port,
+    brokers,
+    group: 'eggmesh-connect',
+    dataDir,
+    onLog: (chunk) => process.stderr.write(chunk),
+  });
+  process.stdout.write(
+    `${serverName} at ${worker.url}, group ${worker.group} on ${brokers} (started in ${Math.round(worker.startMs)} ms)\n`,
+  );
+  for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void worker.stop());
+  const { code, signal } = await worker.exited;
+  process.exitCode = code === 0 || signal === 'SIGTERM' || code === 143 ? 0 : 1;
+}

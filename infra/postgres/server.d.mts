@@ -29,3 +29,4 @@ export declare const superuser: string;
 export declare function binDir(): string;
 export declare function serverName(): string;
 export declare function start(options?: StartOptions): Promise<RunningPostgres>;
+export declare function prepareLegacyDatabase(server: RunningPostgres, database?: string): Promise<void>;

@@ -236,16 +236,35 @@ export async function start(options = {}) {
   };
 }
 
+/**
+ * Creates `database` if it does not exist and applies the legacy schemas to it (`sap.sql`,
+ * `salesforce.sql` beside this file; both idempotent), so Debezium's connector finds every table it
+ * captures from its first start on.
+ */
+export async function prepareLegacyDatabase(server, database = 'legacy') {
+  const psql = join(binDir(), 'psql');
+  const exists = await run(psql, [
+    server.url(),
+    '-tAc',
+    `SELECT 1 FROM pg_database WHERE datname = '${database}'`,
+  ]);
+  if (exists.trim() !== '1') await run(psql, [server.url(), '-qc', `CREATE DATABASE ${database}`]);
+  const schemas = ['sap.sql', 'salesforce.sql'].flatMap((file) => ['-f', join(here, file)]);
+  await run(psql, [server.url(database), '-q', '-v', 'ON_ERROR_STOP=1', ...schemas]);
+}
+
 // `node infra/postgres/server.mjs`: a local dev server on EGGMESH_DEV_POSTGRES_PORT (default 5432)
-// with its data in EGGMESH_DATA_DIR/postgres (default ./data/postgres); Ctrl-C stops it.
+// with its data in EGGMESH_DATA_DIR/postgres (default ./data/postgres) and the database `legacy` holding
+// the SAP and Salesforce schemas (created if missing); Ctrl-C stops it.
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const port = Number(process.env.EGGMESH_DEV_POSTGRES_PORT ?? 5432);
   const dataDir = join(process.env.EGGMESH_DATA_DIR ?? './data', 'postgres');
   const server = await start({ port, dataDir, onLog: (chunk) => process.stderr.write(chunk) });
-  process.stdout.write(
-    `${serverName()} at ${server.url()}, data in ${dataDir} (started in ${Math.round(server.startMs)} ms)\n`,
-  );
   for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void server.stop());
+  await prepareLegacyDatabase(server);
+  process.stdout.write(
+    `${serverName()} at ${server.url('legacy')} (schemas sap, salesforce), data in ${dataDir} (started in ${Math.round(server.startMs)} ms)\n`,
+  );
   const { code, signal } = await server.exited;
   process.exitCode = code === 0 || signal === 'SIGTERM' ? 0 : 1;
 }

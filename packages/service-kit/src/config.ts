@@ -190,6 +190,8 @@ export const settings = Object.freeze({
   EGGMESH_LOG_REQUESTS: flag('logging'),
   EGGMESH_DEV_MONGODB_PORT: int('local servers', 27017, 0, 65_535),
   EGGMESH_DEV_KAFKA_PORT: int('local servers', 9092, 0, 65_535),
+  EGGMESH_DEV_POSTGRES_PORT: int('local servers', 5432, 0, 65_535),
+  EGGMESH_DEV_CONNECT_PORT: int('local servers', 8083, 0, 65_535),
   EGGMESH_BODY_LIMIT_BYTES: int('limits', 1_048_576, 1),
   EGGMESH_BULK_MAX_ITEMS: int('limits', 1000, 1),
   EGGMESH_LIST_DEFAULT_LIMIT: int('limits', 1000, 1),
@@ -207,6 +209,8 @@ export const settings = Object.freeze({
   LEGACY_SYNC_PORT: int('legacy', 3038, 0, 65_535),
   EGGMESH_LEGACY_SOURCE: oneOf('legacy', ['sap', 'salesforce'], 'sap'),
   EGGMESH_LEGACY_TOPIC_PREFIX: text('legacy', 'legacy'),
+  EGGMESH_LEGACY_CONNECT_URL: url('legacy'),
+  EGGMESH_LEGACY_DB_URL: url('legacy'),
 });
 
 export type SettingName = keyof typeof settings;
@@ -455,25 +459,56 @@ const slices = {
     /** Where REST writes go from the read-api's public port (and `pnpm seed`). */
     upstreams: Object.freeze({ write: v.EGGMESH_WRITE_API_URL ?? local(v.EGGMESH_HOST, v.WRITE_API_PORT) }),
   })),
-  localServers: slice(['EGGMESH_DEV_MONGODB_PORT', 'EGGMESH_DEV_KAFKA_PORT'], (v) => ({
-    /** Ports of the MongoDB-wire server and Kafka broker `pnpm start:scaled` starts locally. */
-    dev: Object.freeze({ mongodbPort: v.EGGMESH_DEV_MONGODB_PORT, kafkaPort: v.EGGMESH_DEV_KAFKA_PORT }),
-  })),
-  legacy: slice(['LEGACY_SYNC_PORT', 'EGGMESH_LEGACY_SOURCE', 'EGGMESH_LEGACY_TOPIC_PREFIX'], (v) => ({
-    /**
-     * The anti-corruption layer (services/legacy-sync): which source it maps and where it reads. Its
-     * consumer group and dead-letter topic are named after the prefix and the source; a child waits
-     * an hour for its parent before it dead-letters as "missing parent".
-     */
-    legacy: Object.freeze({
-      port: v.LEGACY_SYNC_PORT,
-      source: v.EGGMESH_LEGACY_SOURCE,
-      topicPrefix: v.EGGMESH_LEGACY_TOPIC_PREFIX,
-      deadLetterTopic: `${v.EGGMESH_LEGACY_TOPIC_PREFIX}.${v.EGGMESH_LEGACY_SOURCE}.dead-letter`,
-      group: `eggmesh-legacy-sync.${v.EGGMESH_LEGACY_TOPIC_PREFIX}.${v.EGGMESH_LEGACY_SOURCE}`,
-      parkTtlMs: 3_600_000,
+  localServers: slice(
+    [
+      'EGGMESH_DEV_MONGODB_PORT',
+      'EGGMESH_DEV_KAFKA_PORT',
+      'EGGMESH_DEV_POSTGRES_PORT',
+      'EGGMESH_DEV_CONNECT_PORT',
+    ],
+    (v) => ({
+      /**
+       * Ports of the servers `pnpm start:scaled` (MongoDB-wire, Kafka) and `pnpm start:legacy`
+       * (PostgreSQL, Kafka Connect) start locally.
+       */
+      dev: Object.freeze({
+        mongodbPort: v.EGGMESH_DEV_MONGODB_PORT,
+        kafkaPort: v.EGGMESH_DEV_KAFKA_PORT,
+        postgresPort: v.EGGMESH_DEV_POSTGRES_PORT,
+        connectPort: v.EGGMESH_DEV_CONNECT_PORT,
+      }),
     }),
-  })),
+  ),
+  legacy: slice(
+    [
+      'LEGACY_SYNC_PORT',
+      'EGGMESH_LEGACY_SOURCE',
+      'EGGMESH_LEGACY_TOPIC_PREFIX',
+      'EGGMESH_LEGACY_CONNECT_URL',
+      'EGGMESH_LEGACY_DB_URL',
+    ],
+    (v) => ({
+      /**
+       * The anti-corruption layer (services/legacy-sync): which source it maps and where it reads. Its
+       * consumer group and dead-letter topic are named after the prefix and the source; a child waits
+       * an hour for its parent before it dead-letters as "missing parent".
+       */
+      legacy: Object.freeze({
+        port: v.LEGACY_SYNC_PORT,
+        source: v.EGGMESH_LEGACY_SOURCE,
+        topicPrefix: v.EGGMESH_LEGACY_TOPIC_PREFIX,
+        deadLetterTopic: `${v.EGGMESH_LEGACY_TOPIC_PREFIX}.${v.EGGMESH_LEGACY_SOURCE}.dead-letter`,
+        group: `eggmesh-legacy-sync.${v.EGGMESH_LEGACY_TOPIC_PREFIX}.${v.EGGMESH_LEGACY_SOURCE}`,
+        parkTtlMs: 3_600_000,
+        /**
+         * Where the layer registers its source's Debezium connector (Kafka Connect's REST API), and the
+         * legacy database that connector reads; without both, someone else registers it.
+         */
+        connectUrl: v.EGGMESH_LEGACY_CONNECT_URL,
+        databaseUrl: v.EGGMESH_LEGACY_DB_URL,
+      }),
+    }),
+  ),
 };
 type Slices = typeof slices;
 type SliceName = keyof Slices;

@@ -41,7 +41,12 @@ describe('configuration', () => {
   it('gives the documented ports and a frozen object', () => {
     const config = parseConfig({});
     expect(config.ports).toEqual({ write: 3034, read: 5088, projector: 3036, relay: 3037 });
-    expect(config.dev).toEqual({ mongodbPort: 27017, kafkaPort: 9092 });
+    expect(config.dev).toEqual({
+      mongodbPort: 27017,
+      kafkaPort: 9092,
+      postgresPort: 5432,
+      connectPort: 8083,
+    });
     expect(config.host).toBe('127.0.0.1');
     expect(Object.isFrozen(config)).toBe(true);
     expect(config.upstreams.write).toBe('http://127.0.0.1:3034');
@@ -97,7 +102,7 @@ describe('configuration', () => {
       'EGGMESH_MONGODB_WRITE_CONCERN',
     ])
       expect(Object.keys(settings), internal).not.toContain(internal);
-    expect(Object.keys(settings).length).toBeLessThanOrEqual(49);
+    expect(Object.keys(settings).length).toBeLessThanOrEqual(53);
   });
 
   it('parses the MongoDB settings: store choice, URI, database', () => {

@@ -21,6 +21,7 @@ export interface LatencySummary {
   readonly count: number;
   readonly mean: number;
   readonly p50: number;
+  readonly p95: number;
   readonly p97_5: number;
   readonly p99: number;
   readonly max: number;
@@ -35,6 +36,7 @@ export function summarizeLatencies(samples: ArrayLike<number>): LatencySummary {
     count: sorted.length,
     mean: sorted.length === 0 ? Number.NaN : sum / sorted.length,
     p50: percentileOfSorted(sorted, 50),
+    p95: percentileOfSorted(sorted, 95),
     p97_5: percentileOfSorted(sorted, 97.5),
     p99: percentileOfSorted(sorted, 99),
     max: sorted.length === 0 ? Number.NaN : sorted[sorted.length - 1]!,

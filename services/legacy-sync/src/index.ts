@@ -1,3 +1,4 @@
+export { type CaptureOptions, captureName, databaseOf, registerCapture } from './capture.js';
 export {
   type ConnectorStatus,
   connectorConfig,
@@ -19,6 +20,13 @@ export {
   type TableMapping,
   Unmappable,
 } from './mapping.js';
+export {
+  type EconomyView,
+  sapCleanView,
+  sapLegacyView,
+  viewDifferences,
+  viewTotals,
+} from './reconcile.js';
 export { salesforceMapping } from './salesforce.js';
 export { SalesforceSimulator } from './salesforce-simulator.js';
 export { sapMapping } from './sap.js';

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, loggerOptions, parseCommandLine, serve } from '@eggmesh/service-kit';
 import { buildApp } from './app.js';
+import { registerCapture } from './capture.js';
 import { salesforceMapping } from './salesforce.js';
 import { sapMapping } from './sap.js';
 import { LegacySync, type LegacySyncOptions } from './sync.js';
@@ -34,6 +35,18 @@ const { app, registry } = buildApp({
 });
 sync = new LegacySync({ ...options, registry });
 await serve(app, { port: config.legacy.port, config, onClose: () => sync?.stop() });
+// Where the deployment names Kafka Connect and the legacy database, the layer registers its source's
+// capture itself, so one setting list describes the whole pipeline; /ready says 503 until it runs.
+const { connectUrl, databaseUrl } = config.legacy;
+if (connectUrl && databaseUrl) {
+  const name = await registerCapture({
+    connectUrl,
+    databaseUrl,
+    source: config.legacy.source,
+    topicPrefix: config.legacy.topicPrefix,
+  });
+  app.log.info({ connector: name, connect: connectUrl }, 'change data capture running');
+}
 await sync.start();
 app.log.info(
   { source: config.legacy.source, brokers: options.brokers, write: options.writeUrl },

@@ -19,9 +19,15 @@ export interface InfraServer extends ServiceSpec {
   readonly describe: string;
 }
 
+/** What the command line asked for besides the configuration. */
+export interface InfraOptions {
+  /** `--legacy` (`pnpm start:legacy`): the legacy database, the broker and Kafka Connect with Debezium. */
+  readonly legacy?: boolean;
+}
+
 interface InfraEntry {
   /** Whether this configuration stores or streams through this server. */
-  readonly needed: (config: Config) => boolean;
+  readonly needed: (config: Config, options: InfraOptions) => boolean;
   readonly server: (config: Config) => InfraServer;
 }
 
@@ -44,7 +50,7 @@ const catalogue: readonly InfraEntry[] = [
     }),
   },
   {
-    needed: (config) => config.log === 'kafka',
+    needed: (config, options) => config.log === 'kafka' || options.legacy === true,
     server: (config) => ({
       name: 'kafka',
       infra: true,
@@ -60,11 +66,50 @@ const catalogue: readonly InfraEntry[] = [
       describe: `kafka       127.0.0.1:${config.dev.kafkaPort}  (Apache Kafka 3.9.1, KRaft, one node; data in ${config.dataDir}/kafka)`,
     }),
   },
+  {
+    needed: (_config, options) => options.legacy === true,
+    server: (config) => {
+      const url = `postgresql://postgres@127.0.0.1:${config.dev.postgresPort}/legacy`;
+      return {
+        name: 'postgres',
+        infra: true,
+        // Debian's PostgreSQL (infra/postgres), wal_level=logical, the database `legacy` with the SAP
+        // and Salesforce schemas, data under the data directory.
+        script: repoFile('infra/postgres/server.mjs'),
+        env: {
+          EGGMESH_DEV_POSTGRES_PORT: String(config.dev.postgresPort),
+          EGGMESH_DATA_DIR: config.dataDir,
+        },
+        port: config.dev.postgresPort,
+        serviceEnv: { EGGMESH_LEGACY_DB_URL: url },
+        describe: `postgres    ${url}  (the legacy systems of record, schemas sap and salesforce; psql ${url})`,
+      };
+    },
+  },
+  {
+    needed: (_config, options) => options.legacy === true,
+    server: (config) => ({
+      name: 'connect',
+      infra: true,
+      // Kafka Connect in distributed mode with Debezium's PostgreSQL connector (infra/connect); its
+      // state lives in the broker, so it starts once the broker accepts connections.
+      after: ['kafka'],
+      script: repoFile('infra/connect/server.mjs'),
+      env: {
+        EGGMESH_DEV_CONNECT_PORT: String(config.dev.connectPort),
+        EGGMESH_KAFKA_BROKERS: `127.0.0.1:${config.dev.kafkaPort}`,
+        EGGMESH_DATA_DIR: config.dataDir,
+      },
+      port: config.dev.connectPort,
+      serviceEnv: { EGGMESH_LEGACY_CONNECT_URL: `http://127.0.0.1:${config.dev.connectPort}` },
+      describe: `connect     http://127.0.0.1:${config.dev.connectPort}/connectors  (Kafka Connect 4.3.0 + Debezium 3.6.1, group eggmesh-connect)`,
+    }),
+  },
 ];
 
-/** The local servers `config` needs (none for the embedded tier). */
-export function infraServers(config: Config): InfraServer[] {
-  return catalogue.filter((entry) => entry.needed(config)).map((entry) => entry.server(config));
+/** The local servers `config` needs (none for the embedded tier without `--legacy`). */
+export function infraServers(config: Config, options: InfraOptions = {}): InfraServer[] {
+  return catalogue.filter((entry) => entry.needed(config, options)).map((entry) => entry.server(config));
 }
 
 /**

@@ -14,13 +14,18 @@ const flags = parseCommandLine({
       description:
         'the scaled tier (pnpm start:scaled): first start the local MongoDB-wire server and Kafka broker, then run every service (and the relay) on them',
     },
+    legacy: {
+      type: 'boolean',
+      description:
+        'the legacy tier too (pnpm start:legacy): first start PostgreSQL with the SAP and Salesforce schemas, the Kafka broker and Kafka Connect with Debezium, then run the anti-corruption layer (legacy-sync, EGGMESH_LEGACY_SOURCE) beside the services; it registers the capture of its source',
+    },
   },
 });
 // `--scaled` (pnpm start:scaled): the scaled tier, on servers this supervisor starts locally first.
 if (flags.scaled) for (const [name, value] of Object.entries(scaledEnv)) process.env[name] ??= value;
 // Read like every service reads it: unknown EGGMESH_* names warned about, bad values listed, exit 2.
 const config = loadConfig('stack');
-const infra = flags.scaled ? infraServers(config) : [];
+const infra = flags.scaled || flags.legacy ? infraServers(config, { legacy: flags.legacy }) : [];
 const infraEnv = Object.assign({}, ...infra.map((server) => server.serviceEnv)) as Record<string, string>;
 const script = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 const url = (port: number) => `http://${config.host}:${port}`;
@@ -34,7 +39,13 @@ const services: ServiceSpec[] = [
   ...(config.log === 'kafka'
     ? [{ name: 'relay', script: script('relay/dist/main.js'), port: config.ports.relay }]
     : []),
+  // `--legacy`: the anti-corruption layer writes the legacy source's changes through the write-api.
+  ...(flags.legacy
+    ? [{ name: 'legacy-sync', script: script('legacy-sync/dist/main.js'), port: config.legacy.port }]
+    : []),
 ];
+/** Ready means more than up for the layer: its connector runs and it consumes (its /ready says 200). */
+const readyPaths: Record<string, string> = { 'legacy-sync': '/ready' };
 
 const supervisor = new Supervisor({
   services: [...infra, ...services],
@@ -79,7 +90,12 @@ async function waitHealthy(spec: ServiceSpec, deadline: number): Promise<boolean
     try {
       const response = await fetch(`${url(spec.port ?? 0)}/health`, { signal: AbortSignal.timeout(1000) });
       const body = (await response.json()) as { service?: unknown; pid?: unknown };
-      if (response.ok && body.service === spec.name && body.pid === supervisor.pids()[spec.name]) return true;
+      if (response.ok && body.service === spec.name && body.pid === supervisor.pids()[spec.name]) {
+        const ready = readyPaths[spec.name];
+        if (!ready) return true;
+        const answer = await fetch(`${url(spec.port ?? 0)}${ready}`, { signal: AbortSignal.timeout(1000) });
+        if (answer.ok) return true;
+      }
     } catch {}
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -98,8 +114,10 @@ function tier(): string {
   const log = config.log === 'kafka' ? `the log on Kafka at ${kafkaBrokers}` : 'the log in the store';
   return `scaled tier: ${store}, ${log}`;
 }
+const legacyTopics = `${config.legacy.topicPrefix}.${config.legacy.source}.*`;
 
-const deadline = Date.now() + 60_000;
+// The layer is ready once a JVM (Kafka Connect) has started its connector: minutes on a busy machine.
+const deadline = Date.now() + (flags.legacy ? 300_000 : 60_000);
 const health = await Promise.all(services.map((s) => waitHealthy(s, deadline)));
 if (!stopping) {
   const base = url(config.ports.read);
@@ -107,7 +125,9 @@ if (!stopping) {
   process.stdout.write(
     [
       '',
-      down.length === 0 ? `eggmesh is up (${tier()}).` : `not healthy yet: ${down.join(', ')}`,
+      down.length === 0
+        ? `eggmesh is up (${tier()}${flags.legacy ? `; legacy tier: ${config.legacy.source} → Debezium → legacy-sync` : ''}).`
+        : `not healthy yet: ${down.join(', ')}`,
       `  data        ${config.dataDir}`,
       ...infra.map((server) => `  ${server.describe}`),
       `  REST        ${base}/farm/api          (writes forwarded to the write-api ${url(config.ports.write)})`,
@@ -120,7 +140,13 @@ if (!stopping) {
             `  relay       ${url(config.ports.relay)}/metrics   (Kafka ${kafkaBrokers}, topic ${config.kafka.topic})`,
           ]
         : []),
-      '  Fill it with a sample economy: pnpm seed   ·   stop: Ctrl-C',
+      ...(flags.legacy
+        ? [
+            `  legacy-sync ${url(config.legacy.port)}/ready   (source ${config.legacy.source}: topics ${legacyTopics} → the write-api; metrics on /metrics)`,
+            `  Fill the legacy tables: pnpm legacy:simulate --source ${config.legacy.source} --url ${infraEnv.EGGMESH_LEGACY_DB_URL} --rate 5 --changes 50`,
+          ]
+        : ['  Fill it with a sample economy: pnpm seed']),
+      '  stop: Ctrl-C',
       '',
     ].join('\n'),
   );

@@ -15,6 +15,8 @@ export interface ServiceSpec {
    * start once it accepts TCP connections on 127.0.0.1:`port` (or after `infraReadyTimeoutMs`).
    */
   readonly infra?: boolean;
+  /** Infra servers that must accept connections before this one starts (Kafka Connect needs its broker). */
+  readonly after?: readonly string[];
 }
 
 export interface SupervisorOptions {
@@ -102,30 +104,44 @@ export class Supervisor {
   }
 
   /**
-   * Starts the infra servers, waits until their ports accept connections, then starts the services.
-   * Resolves once every process was launched.
+   * Starts the infra servers (each once those it comes `after` accept connections), waits until their
+   * ports accept connections, then starts the services. Resolves once every process was launched.
    */
   async start(): Promise<void> {
     const infra = this.running.filter((entry) => entry.spec.infra);
-    for (const entry of infra) this.launch(entry, this.running.indexOf(entry));
-    const deadline = Date.now() + (this.options.infraReadyTimeoutMs ?? 120_000);
+    const accepting = new Map<string, Promise<void>>();
     for (const entry of infra) {
-      const { port, name } = entry.spec;
-      if (port === undefined) continue;
-      while (!this.stopping && !(await acceptsConnections(port))) {
-        if (Date.now() > deadline) {
-          this.options.write(
-            `${this.prefix(this.running.indexOf(entry), name)} not accepting connections on port ${port} yet; starting the services anyway (they retry)`,
-          );
-          break;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      const before = (entry.spec.after ?? []).map((name) => accepting.get(name) ?? Promise.resolve());
+      accepting.set(
+        entry.spec.name,
+        Promise.all(before).then(() => {
+          if (this.stopping) return;
+          this.launch(entry, this.running.indexOf(entry));
+          return this.accepting(entry);
+        }),
+      );
     }
+    await Promise.all(accepting.values());
     if (this.stopping) return;
     this.running.forEach((entry, index) => {
       if (!entry.spec.infra) this.launch(entry, index);
     });
+  }
+
+  /** Waits until an infra server accepts connections on its port, or for `infraReadyTimeoutMs` after its launch. */
+  private async accepting(entry: Running): Promise<void> {
+    const { port, name } = entry.spec;
+    if (port === undefined) return;
+    const deadline = Date.now() + (this.options.infraReadyTimeoutMs ?? 120_000);
+    while (!this.stopping && !(await acceptsConnections(port))) {
+      if (Date.now() > deadline) {
+        this.options.write(
+          `${this.prefix(this.running.indexOf(entry), name)} not accepting connections on port ${port} yet; starting the services anyway (they retry)`,
+        );
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   private launch(entry: Running, index: number): void {
@@ -172,12 +188,27 @@ export class Supervisor {
     return Object.fromEntries(this.running.map((r) => [r.spec.name, r.child?.pid]));
   }
 
-  /** Stops every service, then the infra servers: SIGTERM, then SIGKILL for any still running after the timeout. */
+  /**
+   * Stops every service, then the infra servers in the reverse of their start order: SIGTERM, then
+   * SIGKILL for any still running after the timeout.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
     // Services first, so none of them loses its database or broker while it still works.
     await this.stopAll(this.running.filter((entry) => !entry.spec.infra));
-    await this.stopAll(this.running.filter((entry) => entry.spec.infra));
+    // Then the infra servers, those started `after` others before them (Kafka Connect before its broker).
+    const infra = this.running.filter((entry) => entry.spec.infra);
+    const depth = (entry: Running): number =>
+      Math.max(
+        0,
+        ...(entry.spec.after ?? []).map((name) => {
+          const before = infra.find((other) => other.spec.name === name);
+          return before ? depth(before) + 1 : 0;
+        }),
+      );
+    for (let level = Math.max(0, ...infra.map(depth)); level >= 0; level--) {
+      await this.stopAll(infra.filter((entry) => depth(entry) === level));
+    }
   }
 
   private async stopAll(entries: readonly Running[]): Promise<void> {

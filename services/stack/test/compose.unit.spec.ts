@@ -52,6 +52,7 @@ const portOf = {
   'read-api': 'READ_API_PORT',
   projector: 'PROJECTOR_PORT',
   relay: 'RELAY_PORT',
+  'legacy-sync': 'LEGACY_SYNC_PORT',
 } as const;
 
 /** Services whose sources are being written on another branch; once there, they are checked like the rest. */
@@ -66,9 +67,8 @@ const notForCompose = {
   EGGMESH_JWKS: 'optional (EGGMESH_AUTH=jwt with keys): set beside EGGMESH_AUTH when used',
   EGGMESH_JWT_ISSUER: 'optional (EGGMESH_AUTH=jwt): set beside EGGMESH_AUTH when used',
   EGGMESH_JWT_AUDIENCE: 'optional (EGGMESH_AUTH=jwt): set beside EGGMESH_AUTH when used',
-  LEGACY_SYNC_PORT: 'the legacy tier (legacy-sync, PostgreSQL, Connect) is not in this file yet',
-  EGGMESH_LEGACY_SOURCE: 'the legacy tier (legacy-sync, PostgreSQL, Connect) is not in this file yet',
-  EGGMESH_LEGACY_TOPIC_PREFIX: 'the legacy tier (legacy-sync, PostgreSQL, Connect) is not in this file yet',
+  EGGMESH_DEV_POSTGRES_PORT: 'the local dev PostgreSQL; compose runs the PostgreSQL image',
+  EGGMESH_DEV_CONNECT_PORT: 'the local dev Connect worker; compose runs the Debezium Connect image',
 } as const;
 
 /** The environment a container gets when `docker compose` runs with none of these variables set. */
@@ -81,10 +81,13 @@ const resolved = (env: Record<string, string>) =>
   );
 
 describe('infra/compose/docker-compose.yml', () => {
-  it('has the MongoDB replica set, its one-shot initiator, Kafka, every eggmesh service and HAProxy', () => {
+  it('has the MongoDB replica set, its one-shot initiator, Kafka, PostgreSQL, Connect, every eggmesh service and HAProxy', () => {
     expect(Object.keys(services).sort()).toEqual(
       [
+        'connect',
         'haproxy',
+        'legacy-sync',
+        'postgres',
         'kafka',
         'mongo-init',
         'mongo1',
@@ -114,6 +117,36 @@ describe('infra/compose/docker-compose.yml', () => {
     expect(kafka.environment?.CLUSTER_ID).toMatch(/^[A-Za-z0-9_-]{22}$/);
     expect(services['read-api']!.deploy?.replicas).toBe(2);
     expect(ours.map(([name]) => name).sort()).toEqual(Object.keys(portOf).sort());
+  });
+
+  it('runs the legacy tier: PostgreSQL with both schemas and logical WAL, Debezium Connect on Kafka, the layer on both', () => {
+    const postgres = services.postgres!;
+    expect(postgres.image).toMatch(/^postgres:1[5-9]$/);
+    expect(postgres.command).toEqual(expect.arrayContaining(['postgres', 'wal_level=logical']));
+    expect(postgres.environment?.POSTGRES_DB).toBe('legacy');
+    // The project's own schema files, run by the image on the first start of an empty volume.
+    const init = (postgres.volumes ?? []).filter((v) => v.includes('/docker-entrypoint-initdb.d/'));
+    expect(init.map((v) => v.split(':')[0])).toEqual(['../postgres/sap.sql', '../postgres/salesforce.sql']);
+    const connect = services.connect!;
+    expect(connect.image).toMatch(/^quay\.io\/debezium\/connect:3\.6\.1\.Final$/);
+    expect(connect.environment).toMatchObject({
+      BOOTSTRAP_SERVERS: services.kafka!.environment?.KAFKA_ADVERTISED_LISTENERS?.replace('PLAINTEXT://', ''),
+      KEY_CONVERTER: 'org.apache.kafka.connect.json.JsonConverter',
+      VALUE_CONVERTER: 'org.apache.kafka.connect.json.JsonConverter',
+      CONNECT_KEY_CONVERTER_SCHEMAS_ENABLE: 'false',
+      CONNECT_VALUE_CONVERTER_SCHEMAS_ENABLE: 'false',
+    });
+    expect(Object.keys(connect.depends_on ?? {}).sort()).toEqual(['kafka', 'postgres']);
+    const layer = services['legacy-sync']!;
+    expect(Object.keys(layer.depends_on ?? {}).sort()).toEqual(['connect', 'postgres', 'write-api']);
+    // What the layer is told resolves to those services, on their ports inside the network.
+    const { legacy } = parseConfig(resolved(layer.environment ?? {}));
+    expect(legacy).toMatchObject({
+      source: 'sap',
+      connectUrl: 'http://connect:8083',
+      databaseUrl: `postgresql://postgres@postgres:5432/${postgres.environment?.POSTGRES_DB}`,
+    });
+    expect(connect.healthcheck?.test?.join(' ')).toContain('http://127.0.0.1:8083/connectors');
   });
 
   it('sets only real settings, and every setting but the local-dev ones, to values the services accept', () => {
@@ -153,6 +186,9 @@ describe('infra/compose/docker-compose.yml', () => {
       'EGGMESH_LOG',
       'EGGMESH_KAFKA_BROKERS',
       'EGGMESH_TRUSTED_PROXIES',
+      // No default: only compose knows the legacy tier's addresses.
+      'EGGMESH_LEGACY_CONNECT_URL',
+      'EGGMESH_LEGACY_DB_URL',
     ]);
     const env = ours[0]![1].environment ?? {};
     let interpolated = 0;
@@ -188,12 +224,12 @@ describe('infra/compose/docker-compose.yml', () => {
     }
   });
 
-  it('gives the checks that start a JVM or mongosh (Kafka, MongoDB) time for it on a busy host', () => {
+  it('gives the checks that start a JVM or mongosh, or wait on a JVM (Kafka, MongoDB, Connect), time for it on a busy host', () => {
     const seconds = (duration: string | undefined) => Number(/^(\d+)s$/.exec(duration ?? '')?.[1] ?? 0);
     const heavy = Object.entries(services).filter(([, s]) =>
-      (s.healthcheck?.test ?? []).some((part) => /mongosh|kafka-broker-api-versions/.test(part)),
+      (s.healthcheck?.test ?? []).some((part) => /mongosh|kafka-broker-api-versions|:8083\//.test(part)),
     );
-    expect(heavy.map(([name]) => name).sort()).toEqual(['kafka', 'mongo1', 'mongo2', 'mongo3']);
+    expect(heavy.map(([name]) => name).sort()).toEqual(['connect', 'kafka', 'mongo1', 'mongo2', 'mongo3']);
     for (const [name, service] of heavy) {
       expect(seconds(service.healthcheck?.timeout), name).toBeGreaterThanOrEqual(20);
       expect(seconds(service.healthcheck?.start_period), name).toBeGreaterThanOrEqual(60);
@@ -210,7 +246,7 @@ describe('infra/compose/docker-compose.yml', () => {
       expect(service.ports, name).toEqual([`${port}:${port}`]);
     }
     expect(services.haproxy!.ports).toEqual([`${documented.get('READ_API_PORT')}:5088`]);
-    for (const name of ['mongo1', 'mongo2', 'mongo3', 'mongo-init', 'kafka'])
+    for (const name of ['mongo1', 'mongo2', 'mongo3', 'mongo-init', 'kafka', 'postgres', 'connect'])
       expect(services[name]!.ports).toBeUndefined();
   });
 
@@ -250,7 +286,7 @@ describe('infra/compose/docker-compose.yml', () => {
     for (const [name, service] of Object.entries(services)) {
       for (const volume of service.volumes ?? []) {
         const [source] = volume.split(':');
-        if (source!.startsWith('./')) {
+        if (source!.startsWith('./') || source!.startsWith('../')) {
           expect(existsSync(join(composeDir, source!)), `${name}: ${source}`).toBe(true);
           continue;
         }

@@ -20,6 +20,7 @@ describe('root scripts', () => {
   it('start runs exactly the build, then the supervisor (no nested package-manager run, no node flags)', () => {
     expect(scripts.start).toBe(`${scripts.build} && node services/stack/dist/main.js`);
     expect(scripts['start:scaled']).toBe(`${scripts.start} --scaled`);
+    expect(scripts['start:legacy']).toBe(`${scripts.start} --legacy`);
   });
 
   it('clean removes what build makes', () => {
