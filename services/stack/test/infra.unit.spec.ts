@@ -42,6 +42,28 @@ describe('the infra servers of the scaled dev stack', () => {
     ).toEqual(['kafka']);
   });
 
+  it('--legacy adds PostgreSQL and Kafka Connect; with --scaled both tiers share one broker, which Connect waits for', () => {
+    const dev = {
+      EGGMESH_DEV_KAFKA_PORT: '19092',
+      EGGMESH_DEV_POSTGRES_PORT: '15432',
+      EGGMESH_DEV_CONNECT_PORT: '18083',
+    };
+    expect(infraServers(parseConfig(dev), { legacy: true }).map((s) => s.name)).toEqual([
+      'kafka',
+      'postgres',
+      'connect',
+    ]);
+    const both = infraServers(parseConfig({ ...scaledEnv, ...dev }), { legacy: true });
+    expect(both.map((s) => s.name)).toEqual(['mongodb', 'kafka', 'postgres', 'connect']);
+    const connect = both.find((s) => s.name === 'connect');
+    expect(connect?.after).toEqual(['kafka']);
+    expect(connect?.env).toMatchObject({ EGGMESH_KAFKA_BROKERS: '127.0.0.1:19092' });
+    expect(connect?.serviceEnv).toEqual({ EGGMESH_LEGACY_CONNECT_URL: 'http://127.0.0.1:18083' });
+    expect(both.find((s) => s.name === 'postgres')?.serviceEnv).toEqual({
+      EGGMESH_LEGACY_DB_URL: 'postgresql://postgres@127.0.0.1:15432/legacy',
+    });
+  });
+
   it('pnpm start:scaled means MongoDB and Kafka', () => {
     expect(scaledEnv).toEqual({ EGGMESH_STORE: 'mongodb', EGGMESH_LOG: 'kafka' });
   });
