@@ -115,14 +115,17 @@ export async function sapLegacyView(db: pg.Client): Promise<EconomyView> {
   };
 }
 
-/** What the clean API serves (REST lists on the public port), with duplicates kept so they show. */
-export async function sapCleanView(base: string): Promise<EconomyView> {
+/**
+ * What the clean API serves (REST lists on the public port), with duplicates kept so they show; read
+ * `pageSize` records a request (at most the API's list limit).
+ */
+export async function sapCleanView(base: string, pageSize = 5000): Promise<EconomyView> {
   // Every record, page by page in id order (the API caps a page; x-next-cursor names the next one).
   const list = async (entity: string) => {
     const rows: Record<string, unknown>[] = [];
     for (let cursor: string | null = ''; cursor !== null; ) {
       const after = cursor ? `&after=${encodeURIComponent(cursor)}` : '';
-      const response = await fetch(`${base}/${entity}/api?limit=5000${after}`);
+      const response = await fetch(`${base}/${entity}/api?limit=${pageSize}${after}`);
       if (!response.ok) throw new Error(`${entity}: ${response.status} ${await response.text()}`);
       rows.push(...((await response.json()) as Record<string, unknown>[]));
       cursor = response.headers.get('x-next-cursor');
