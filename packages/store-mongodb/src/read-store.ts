@@ -14,13 +14,13 @@ import {
   type RelationPageOptions,
   type StoredRecord,
 } from '@eggmesh/store';
-import type { ClientSession, ClusterTime, Db, MongoClient, ReadPreferenceMode } from 'mongodb';
+import type { ClusterTime, Db, MongoClient, ReadPreferenceMode } from 'mongodb';
 import { type ConnectOptions, connect } from './client-limits.js';
 import { translated } from './errors.js';
 import { LOG, MongoEventLog } from './event-log.js';
 import { MongoProjectionReader, PROJECTOR_META } from './projection-store.js';
 import { MongoEntityReader } from './reader.js';
-import { sessionDb } from './session-db.js';
+import { CausalClock, sessionDb } from './session-db.js';
 import { Wake, type WakeMode, waitUntil } from './wake.js';
 
 export interface MongoReadStoreOptions {
@@ -107,45 +107,42 @@ export class MongoReadStore implements ReadStore {
 
   /**
    * One request's view, so that a read after the `x-min-position` wait is served by a member that has
-   * applied what the wait saw. Where the servers have sessions (a replica set), the view's position
-   * reads and data reads share one causally consistent session per deployment: every read carries
-   * the session's `afterClusterTime`, so whichever secondary serves it first applies at least what
-   * the previous read of the view reflected. The view starts from the log walk this store already did
-   * (its contiguous prefix and applied position) and orders itself after the reads that taught it:
-   * the session is advanced to the cluster time this client has seen, which is at least the operation
-   * time of each of those reads. A server without sessions is a single server, not a replica set: one
+   * applied what the wait saw. Where the servers have sessions (a replica set), the view keeps one
+   * causal clock per deployment: each of its reads (position reads and data reads alike, in parallel
+   * as GraphQL resolves) runs in a session of its own that carries the clock's `afterClusterTime`, so
+   * whichever secondary serves it applies at least what the view's earlier reads reflected, and moves
+   * the clock on. The view starts from the log walk this store already did (its contiguous prefix and
+   * applied position) and orders itself after the reads that taught it: the clock starts at the
+   * cluster time this client has seen, which is at least the operation time of each of those reads.
+   * A server without sessions is a single server, not a replica set: one
    * copy of the data, and the store is its own view.
    */
   view(): ReadView {
     if (!this.clients.entities.sessions && !this.clients.projections.sessions) return this;
-    // One session per client (a session belongs to its deployment), shared by its databases.
-    const sessions = new Map<Member, ClientSession>();
+    // One clock per client (causal time belongs to its deployment), shared by its databases.
+    const clocks = new Map<Member, CausalClock>();
     const bound = (member: Member, db: Db): Db => {
       if (!member.sessions) return db;
-      let session = sessions.get(member);
-      if (!session) {
-        session = member.client.startSession({ causalConsistency: true });
-        sessions.set(member, session);
+      let clock = clocks.get(member);
+      if (!clock) {
+        clock = new CausalClock(member.client);
+        clocks.set(member, clock);
       }
-      return sessionDb(db, session);
+      return sessionDb(db, clock);
     };
     const entities = bound(this.clients.entities, this.dbs.entities);
     const projections = bound(this.clients.projections, this.dbs.projections);
     const log = this.log.fork(entities);
     // After the fork: the cluster time seen now covers every read the forked state came from.
     const seen = clusterTimeOf(this.clients.entities.client);
-    const logSession = sessions.get(this.clients.entities);
-    if (seen && logSession) {
-      logSession.advanceClusterTime(seen);
-      logSession.advanceOperationTime(seen.clusterTime);
-    }
+    if (seen) clocks.get(this.clients.entities)?.advance(seen, seen.clusterTime);
     return new MongoReadStore(
       this.clients,
       { entities, projections },
       'poll',
       this.pendingGraceMs,
       async () => {
-        await Promise.all([...sessions.values()].map((session) => session.endSession()));
+        await Promise.all([...clocks.values()].map((clock) => clock.end()));
       },
       log,
     );
