@@ -11,7 +11,13 @@ export interface ChildOptions {
   readonly command: string;
   readonly args: readonly string[];
   /** Matched against what the server printed on stdout, and on its own against stderr. */
-  readonly ready: RegExp;
+  readonly ready?: RegExp;
+  /** Or asked every half second whether the server is ready (e.g. its HTTP API answers). */
+  readonly probe?: () => Promise<boolean>;
+  /** What a start that timed out does to the server; default SIGKILL. */
+  readonly abort?: (child: ChildProcess) => void;
+  readonly uid?: number;
+  readonly gid?: number;
   readonly timeoutMs: number;
   /** How long a stop waits before it kills; default 10 s. */
   readonly stopTimeoutMs?: number;
@@ -24,7 +30,8 @@ export interface ChildOptions {
 
 export interface StartedChild {
   readonly child: ChildProcess;
-  readonly match: RegExpExecArray;
+  /** What `ready` matched; null when `probe` said ready. */
+  readonly match: RegExpExecArray | null;
   /** Milliseconds from spawn to the ready line. */
   readonly startMs: number;
   readonly exited: Promise<Exit>;

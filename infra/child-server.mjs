@@ -26,22 +26,35 @@ export function prepare(script, what, timeoutMs) {
 
 /**
  * Spawns `command args` and waits until `ready` matches what it printed on stdout or on stderr (each
- * read on its own, so a half line of one never splits a line of the other). Answers the match, the
- * child, and how to stop it; rejects with the output's tail when the server exits first, cannot run,
- * or is not ready within `timeoutMs` (then it is killed).
+ * read on its own, so a half line of one never splits a line of the other), or until `probe` (asked
+ * every half second) answers true. Answers the match, the child, and how to stop it; rejects with the
+ * output's tail when the server exits first, cannot run, or is not ready within `timeoutMs` (then
+ * `abort` runs: by default the server is killed).
  * @param {import('./child-server.d.mts').ChildOptions} options
  */
 export async function startChild(options) {
-  const { name, command, args, ready, timeoutMs, stopTimeoutMs = 10_000 } = options;
+  const { name, command, args, ready, probe, timeoutMs, stopTimeoutMs = 10_000 } = options;
   const started = performance.now();
-  const child = spawn(command, args, { stdio: [options.stdin ?? 'pipe', 'pipe', 'pipe'], env: options.env });
+  const child = spawn(command, args, {
+    stdio: [options.stdin ?? 'pipe', 'pipe', 'pipe'],
+    env: options.env,
+    uid: options.uid,
+    gid: options.gid,
+  });
   let tail = '';
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 
   const match = await new Promise((resolve, reject) => {
+    let settled = false;
+    const settle = (fn, value) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      fn(value);
+    };
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`eggmesh: ${name} did not start within ${timeoutMs / 1000} s\n${tail}`));
+      (options.abort ?? ((server) => server.kill('SIGKILL')))(child);
+      settle(reject, new Error(`eggmesh: ${name} did not start within ${timeoutMs / 1000} s\n${tail}`));
     }, timeoutMs);
     for (const stream of [child.stdout, child.stderr]) {
       let seen = '';
@@ -50,22 +63,26 @@ export async function startChild(options) {
         // The tails only: some servers log a stack trace per rejected request.
         tail = (tail + chunk).slice(-16_384);
         options.onLog?.(chunk);
+        if (!ready || settled) return;
         seen = (seen + chunk).slice(-8192);
         const found = ready.exec(seen);
-        if (found) {
-          clearTimeout(timer);
-          resolve(found);
-        }
+        if (found) settle(resolve, found);
       });
     }
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(new Error(`eggmesh: cannot run ${name}: ${error.message}`));
-    });
-    exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(new Error(`eggmesh: ${name} exited (${signal ?? code}) before it was ready\n${tail}`));
-    });
+    child.once('error', (error) =>
+      settle(reject, new Error(`eggmesh: cannot run ${name}: ${error.message}`)),
+    );
+    exited.then(({ code, signal }) =>
+      settle(reject, new Error(`eggmesh: ${name} exited (${signal ?? code}) before it was ready\n${tail}`)),
+    );
+    if (probe) {
+      void (async () => {
+        while (!settled) {
+          if (await probe().catch(() => false)) settle(resolve, null);
+          else await new Promise((wake) => setTimeout(wake, 500));
+        }
+      })();
+    }
   });
   const startMs = performance.now() - started;
 

@@ -1,3 +1,5 @@
+import type { RunningChild } from '../child-server.d.mts';
+
 export interface StartOptions {
   /** Bootstrap address of the Kafka cluster that holds the worker's state and the change topics. */
   readonly brokers: string;
@@ -13,18 +15,12 @@ export interface StartOptions {
   readonly onLog?: (chunk: string) => void;
 }
 
-export interface RunningWorker {
+export interface RunningWorker extends RunningChild {
   /** The REST API, `http://127.0.0.1:<port>`. */
   readonly url: string;
   readonly port: number;
   readonly group: string;
   readonly dataDir: string;
-  readonly pid: number | undefined;
-  /** Milliseconds from spawn to the REST API's first answer. */
-  readonly startMs: number;
-  stop(): Promise<void>;
-  kill(): Promise<void>;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 export declare const serverName: string;

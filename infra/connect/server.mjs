@@ -3,11 +3,11 @@
 // connector configs, source offsets and statuses live in Kafka topics named after its group, so a
 // worker restarted (or SIGKILLed and restarted) on the same group resumes from the last committed
 // offset. Used by the legacy tests and by `pnpm start:legacy`. Types: server.d.mts.
-import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { prepare, serveFromCommandLine, startChild } from '../child-server.mjs';
 import { freePort } from '../ports.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -16,19 +16,8 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 export const serverName = 'Kafka Connect 4.3.0 (distributed) + Debezium PostgreSQL connector 3.6.1.Final';
 
 /** Fetches the jars once (Maven) and answers their directory; fails saying what to install. */
-export function ensureJars() {
-  return new Promise((resolve, reject) => {
-    execFile('bash', [join(here, 'fetch-jars.sh')], { timeout: 600_000 }, (error, stdout, stderr) => {
-      if (error) {
-        reject(
-          new Error(`eggmesh: cannot prepare the Kafka Connect worker: ${stderr.trim() || error.message}`),
-        );
-        return;
-      }
-      resolve(stdout.trim().split('\n').pop());
-    });
-  });
-}
+export const ensureJars = () =>
+  prepare(join(here, 'fetch-jars.sh'), 'prepare the Kafka Connect worker', 600_000);
 
 function workerProperties({ brokers, port, group }) {
   return [
@@ -102,63 +91,36 @@ export async function start(options) {
     join(here, 'ConnectLauncher.java'),
     propertiesFile,
   ];
-  const started = performance.now();
-  const child = spawn('java', args, { stdio: ['pipe', 'pipe', 'pipe'] });
-  let output = '';
-  const onOutput = (chunk) => {
-    output = (output + chunk).slice(-16_384);
-    options.onLog?.(chunk);
-  };
-  child.stdout.setEncoding('utf8');
-  child.stderr.setEncoding('utf8');
-  child.stdout.on('data', onOutput);
-  child.stderr.on('data', onOutput);
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const cleanup = () => {
     if (temporary) rmSync(dataDir, { recursive: true, force: true });
   };
-  exited.then(cleanup);
   const url = `http://127.0.0.1:${port}`;
-
-  let gone;
-  exited.then(({ code, signal }) => {
-    gone = `the Kafka Connect worker exited (${signal ?? code})\n${output}`;
+  const worker = await startChild({
+    name: 'the Kafka Connect worker',
+    command: 'java',
+    args,
+    // Ready once its REST API answers.
+    probe: async () => (await fetch(`${url}/connectors`)).ok,
+    timeoutMs: 240_000,
+    stopTimeoutMs: 30_000,
+    onLog: options.onLog,
+  }).catch((error) => {
+    cleanup();
+    throw error;
   });
-  const deadline = Date.now() + 240_000;
-  for (;;) {
-    if (gone) throw new Error(`eggmesh: ${gone}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`eggmesh: the Kafka Connect worker did not answer within 240 s\n${output}`);
-    }
-    try {
-      const response = await fetch(`${url}/connectors`);
-      if (response.ok) break;
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  const startMs = performance.now() - started;
-
-  const stopWith = async (signal) => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      await exited;
-      clearTimeout(timer);
-    }
-  };
+  worker.exited.then(cleanup);
   return {
     url,
     port,
     group,
     dataDir,
-    pid: child.pid,
-    startMs,
+    pid: worker.child.pid,
+    startMs: worker.startMs,
     /** Graceful stop (SIGTERM): the worker flushes its source offsets and leaves its group. */
-    stop: () => stopWith('SIGTERM'),
+    stop: () => worker.stopWith('SIGTERM'),
     /** A crash (SIGKILL), for fault tests. */
-    kill: () => stopWith('SIGKILL'),
-    exited,
+    kill: () => worker.stopWith('SIGKILL'),
+    exited: worker.exited,
   };
 }
 
@@ -177,10 +139,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     dataDir,
     onLog: (chunk) => process.stderr.write(chunk),
   });
-  process.stdout.write(
-    `${serverName} at ${worker.url}, group ${worker.group} on ${brokers} (started in ${Math.round(worker.startMs)} ms)\n`,
+  await serveFromCommandLine(
+    worker,
+    `${serverName} at ${worker.url}, group ${worker.group} on ${brokers} (started in ${Math.round(worker.startMs)} ms)`,
   );
-  for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void worker.stop());
-  const { code, signal } = await worker.exited;
-  process.exitCode = code === 0 || signal === 'SIGTERM' || code === 143 ? 0 : 1;
 }

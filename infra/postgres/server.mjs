@@ -1,7 +1,7 @@
 // Starts the PostgreSQL server that holds eggmesh's legacy systems of record (the SAP-shaped and
 // Salesforce-shaped replicas of docs/legacy.md) as a child process, with `wal_level=logical` so
 // Debezium can read its changes. Used by the legacy tests and by `pnpm start:legacy`. Types: server.d.mts.
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import {
   chownSync,
   existsSync,
@@ -15,6 +15,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startChild } from '../child-server.mjs';
 import { freePort } from '../ports.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -153,49 +154,25 @@ export async function start(options = {}) {
     'kill "$watch" 2>/dev/null',
     'exit "$code"',
   ].join('\n');
-  const started = performance.now();
-  const child = spawn('sh', ['-c', script, join(bin, 'postgres'), dataDir], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-    ...(user ?? {}),
-  });
-  let output = '';
-  const onOutput = (chunk) => {
-    output = (output + chunk).slice(-16_384);
-    options.onLog?.(chunk);
-  };
-  child.stdout.setEncoding('utf8');
-  child.stderr.setEncoding('utf8');
-  child.stdout.on('data', onOutput);
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const cleanup = () => {
     if (temporary) rmSync(root, { recursive: true, force: true });
   };
-
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.stdin.end();
-      reject(new Error(`eggmesh: PostgreSQL did not start within 120 s\n${output}`));
-    }, 120_000);
-    let seen = '';
-    child.stderr.on('data', (chunk) => {
-      onOutput(chunk);
-      seen = (seen + chunk).slice(-4096);
-      if (READY.test(seen)) {
-        clearTimeout(timer);
-        resolve(undefined);
-      }
-    });
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(new Error(`eggmesh: cannot run PostgreSQL: ${error.message}`));
-    });
-    exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      cleanup();
-      reject(new Error(`eggmesh: PostgreSQL exited (${signal ?? code}) before it was ready\n${output}`));
-    });
+  const server = await startChild({
+    name: 'PostgreSQL',
+    command: 'sh',
+    args: ['-c', script, join(bin, 'postgres'), dataDir],
+    ready: READY,
+    timeoutMs: 120_000,
+    // Closing the pipe stops the server through the shell's watcher.
+    abort: (child) => child.stdin?.end(),
+    uid: user?.uid,
+    gid: user?.gid,
+    onLog: options.onLog,
+  }).catch((error) => {
+    cleanup();
+    throw error;
   });
-  const startMs = performance.now() - started;
+  const { child, exited, startMs } = server;
   exited.then(cleanup);
 
   const postmasterPid = () => {
