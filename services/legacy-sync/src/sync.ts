@@ -190,6 +190,24 @@ export class LegacySync {
           topics: missing.map((topic) => ({ topic, numPartitions: 1, replicationFactor: -1 })),
         });
       }
+      // A topic Debezium created a moment ago (after the listing above) may have no leader yet, and a
+      // subscription to it then fails (UNKNOWN_TOPIC_OR_PARTITION): subscribe once every topic has one.
+      const topics = [...this.#byTopic.keys()];
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const led = await admin.fetchTopicMetadata({ topics }).then(
+          ({ topics: found }) =>
+            found.length === topics.length &&
+            found.every(
+              (topic) => topic.partitions.length > 0 && topic.partitions.every((p) => p.leader >= 0),
+            ),
+          () => false,
+        );
+        if (led) break;
+        if (Date.now() > deadline)
+          throw new Error(`legacy-sync: the change topics have no leader after 60 s`);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
     } finally {
       await admin.disconnect();
     }
