@@ -35,7 +35,10 @@ version=$(node -p "require('$sqlite/package.json').version")
 kept="$cache/better-sqlite3-$version-abi$abi-$(uname -m).node"
 saved=$(mktemp)
 cp "$binary" "$saved"
-trap 'cp "$saved" "$binary" && rm -rf "$saved" "$bin"' EXIT
+# The binary is put in place as a new file (--remove-destination), never written through: pnpm links
+# the built package from its store into every checkout on the machine, so writing into the file would
+# swap the binary under every other checkout (and a run there at the same time) too.
+trap 'cp --remove-destination "$saved" "$binary" && rm -rf "$saved" "$bin"' EXIT
 
 if [ ! -f "$kept" ]; then
   echo "[node24] compiling better-sqlite3 $version for ABI $abi"
@@ -61,7 +64,7 @@ if [ ! -f "$kept" ]; then
   cp "$binary" "$kept.tmp" && mv "$kept.tmp" "$kept"
   echo "[node24] compiled in $((SECONDS - started)) s"
 fi
-cp "$kept" "$binary"
+cp --remove-destination "$kept" "$binary"
 node -e "new (require('$sqlite'))(':memory:').close()"
 
 node node_modules/vitest/vitest.mjs run "$@"
