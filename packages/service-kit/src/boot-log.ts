@@ -18,7 +18,7 @@ export function connectLog(service: string, what: string) {
     onError(error: unknown, attempt: number): void {
       const reason = error instanceof Error ? error.message : String(error);
       if (reason !== told || attempt % 30 === 0) {
-        bootLog(service, 40, `${what} is not reachable; retrying every second`, { attempt, reason });
+        bootLog(service, 40, `${what} cannot be used yet; retrying every second`, { attempt, reason });
       }
       told = reason;
     },

@@ -76,7 +76,7 @@ export class Connecting<T extends { close(): Promise<void> }> {
   get(): T {
     if (this.value) return this.value;
     const why = this.lastError instanceof Error ? this.lastError.message : 'connecting';
-    throw new StoreError(storeErrorCodes.UNAVAILABLE, `storage is not reachable yet: ${why}`, {
+    throw new StoreError(storeErrorCodes.UNAVAILABLE, `storage is not open yet: ${why}`, {
       cause: this.lastError,
     });
   }

@@ -14,6 +14,7 @@ import type { AnyBulkWriteOperation, Collection, Db, MongoClient, ReadPreference
 import { COMMIT_DEADLINE_MS, type ConnectOptions, clientLimits, connect } from './client-limits.js';
 import { ignoreDuplicate, isDuplicateKey, isUnreachable, translated, withDeadline } from './errors.js';
 import { type EntryDoc, fillPositions, LOG, type LogDoc, MongoEventLog } from './event-log.js';
+import { Lease, needsLease } from './lease.js';
 import { type CurrentDoc, MongoEntityReader, primaryEntities, type VersionDoc } from './reader.js';
 import type { WakeMode } from './wake.js';
 
@@ -60,6 +61,8 @@ export interface MongoPrimaryStoreOptions {
    * log readers never close gaps (they wait for a writer or the projector to do it).
    */
   readonly readonly?: boolean;
+  /** How long the writer lease (FerretDB only) holds without renewal; default LEASE_TTL_MS (10 s). */
+  readonly leaseTtlMs?: number;
 }
 
 /** How often a commit starts over after losing a race (another writer, or the gap filler). */
@@ -93,6 +96,12 @@ class Mutex {
  * log-first protocol on every deployment (standalone, replica set, sharded, FerretDB): it needs only
  * single-document writes and unique indexes, which every MongoDB-wire server here has and the tests
  * run, so no deployment switches to a commit path no test runs (see the package README).
+ *
+ * On FerretDB (`needsLease`) a writing store first takes the `writer` lease of its database: FerretDB
+ * enforces the unique index on `keys` over the whole array, not per element, so a multi-operation
+ * commit racing another writer instance on one of its versions would not be refused there. A second
+ * writer is refused with STORE_UNAVAILABLE naming the holder until that one lets go or its lease
+ * expires; one instance's commits are serialized by its queue. Commits check the lease first.
  */
 export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore {
   readonly client: MongoClient;
@@ -109,6 +118,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
   private recoverBeforeCommit = false;
   private readonly readonly: boolean;
   private readonly commitDeadlineMs: number;
+  private lease: Lease | undefined;
 
   private constructor(client: MongoClient, db: Db, options: MongoPrimaryStoreOptions) {
     super(db);
@@ -138,10 +148,16 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
         : { serverSelectionTimeoutMS: options.serverSelectionTimeoutMS }),
     };
     return connect(connectOptions, async (client) => {
-      const store = new MongoPrimaryStore(client, client.db(options.dbName), options);
-      if (!store.readonly) {
+      const db = client.db(options.dbName);
+      const store = new MongoPrimaryStore(client, db, options);
+      if (store.readonly) return store;
+      store.lease = (await needsLease(db)) ? await Lease.take(db, 'writer', options.leaseTtlMs) : undefined;
+      try {
         await store.ensureSchema();
         await store.recover();
+      } catch (error) {
+        await store.lease?.release();
+        throw error;
       }
       return store;
     });
@@ -210,6 +226,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     if (this.readonly) throw new StoreError(storeErrorCodes.READ_ONLY, 'this store was opened read-only');
     if (entries.length === 0) return;
     await translated(async () => {
+      await this.lease?.hold();
       const records: LogDoc[] = [];
       const versions = new Map<EntityName, VersionDoc[]>();
       const current = new Map<EntityName, Map<string, CurrentDoc>>();
@@ -286,6 +303,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
     operations: readonly WriteOperation[],
     gone: AbortSignal,
   ): Promise<CommitResult> {
+    await this.lease?.hold();
     if (this.recoverBeforeCommit) {
       await this.recover();
       gone.throwIfAborted();
@@ -552,6 +570,7 @@ export class MongoPrimaryStore extends MongoEntityReader implements PrimaryStore
   }
 
   async close(): Promise<void> {
+    await this.lease?.release();
     await this.log.close();
     await this.client.close();
   }
