@@ -5,6 +5,8 @@ export interface StartOptions {
   readonly port?: number;
   /** Keep the SQLite files here; without it they live in a temporary directory removed at stop. */
   readonly dataDir?: string;
+  /** A replica-set name to report (`--repl-set-name`); the uri then names it (`?replicaSet=`). */
+  readonly replSetName?: string;
   /** Receives the server's own log output. */
   readonly onLog?: (chunk: string) => void;
 }

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { prepare, startChild } from '../child-server.mjs';
+import { freePort } from '../ports.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const LISTENING = /Listening on TCP 127\.0\.0\.1:(\d+)/;
@@ -28,15 +29,21 @@ export async function start(options = {}) {
   const temporary = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'eggmesh-ferretdb-'));
   mkdirSync(dataDir, { recursive: true });
+  // A set member names its own address in `hello`, and FerretDB names the one it was told to listen on:
+  // a set needs the port known before the start (port 0 would be reported as 0).
+  const listenPort = options.port ?? (options.replSetName ? await freePort() : 0);
   const args = [
     '--handler=sqlite',
     `--sqlite-url=file:${dataDir}/`,
     `--state-dir=${dataDir}`,
-    `--listen-addr=127.0.0.1:${options.port ?? 0}`,
+    `--listen-addr=127.0.0.1:${listenPort}`,
     // No metrics listener (its default port would collide between runs) and no reports home.
     '--debug-addr=-',
     '--telemetry=disable',
     '--log-level=info',
+    // A replica-set name the server reports in `hello` (it replicates nothing): what a client sees of a
+    // set is then exercised against a server without transactions.
+    ...(options.replSetName ? [`--repl-set-name=${options.replSetName}`] : []),
   ];
   // The server dies with the process that started it (a killed test run leaves no server behind).
   const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
@@ -62,7 +69,7 @@ export async function start(options = {}) {
     removeData();
   };
   return {
-    uri: `mongodb://127.0.0.1:${port}`,
+    uri: `mongodb://127.0.0.1:${port}${options.replSetName ? `/?replicaSet=${options.replSetName}` : ''}`,
     port,
     pid: server.child.pid,
     startMs: server.startMs,

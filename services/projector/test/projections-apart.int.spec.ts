@@ -62,17 +62,17 @@ describe.each([
     const projectionsUri = await projectionsServer();
     const dbName = fresh('writes');
     const projectionsDb = fresh('projections');
+    // The database goes in the path, before any options (FerretDB's uri names its replica set).
+    const [server, options] = projectionsUri.replace(/\/$/, '').split('/?');
+    const withDb = `${server}/${projectionsDb}${options ? `?${options}` : ''}`;
     const config = parseConfig({
       EGGMESH_STORE: 'mongodb',
       EGGMESH_MONGODB_URI: uri,
       EGGMESH_MONGODB_DB: dbName,
-      EGGMESH_MONGODB_PROJECTIONS_URI: `${projectionsUri}/${projectionsDb}`,
+      EGGMESH_MONGODB_PROJECTIONS_URI: withDb,
       EGGMESH_LOG_LEVEL: 'silent',
     });
-    expect(config.mongodb.projections).toEqual({
-      uri: `${projectionsUri}/${projectionsDb}`,
-      dbName: projectionsDb,
-    });
+    expect(config.mongodb.projections).toEqual({ uri: withDb, dbName: projectionsDb });
     const backend = await openBackend(config, 'test', () => undefined);
     const write = await backend.openWriteSide();
     const source = await backend.openPrimaryLog();
