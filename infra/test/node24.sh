@@ -40,6 +40,11 @@ cp "$binary" "$saved"
 # swap the binary under every other checkout (and a run there at the same time) too.
 trap 'cp --remove-destination "$saved" "$binary" && rm -rf "$saved" "$bin"' EXIT
 
+# A kept binary that Node 24 cannot load (an earlier run built it against other headers) is built again.
+if [ -f "$kept" ] && ! node -e "process.dlopen({ exports: {} }, '$kept')" 2>/dev/null; then
+  echo "[node24] $kept does not load on Node 24: compiling it again"
+  rm -f "$kept"
+fi
 if [ ! -f "$kept" ]; then
   echo "[node24] compiling better-sqlite3 $version for ABI $abi"
   started=$SECONDS
@@ -54,13 +59,20 @@ if [ ! -f "$kept" ]; then
   cp -r "$home/include" "$headers/"
   sed -i -e '/^ *AddCleanupHook();$/d' -e '/^ *RemoveCleanupHook();$/d' "$headers/include/node/node_object_wrap.h"
   # The node-gyp of the wheel's npm, run directly (the wheel's bin/npm wrapper does not resolve its CLI).
+  # node-gyp takes npm_config_* from the environment over its own flags, and pnpm passes npm's
+  # `nodedir` on (/usr where Debian's npm is installed: the system Node's headers, another ABI), so the
+  # headers are named there too.
   gyp="$home/lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js"
-  if ! (cd "$sqlite" && node "$gyp" rebuild --release --jobs=max --nodedir="$headers") >"$log" 2>&1; then
+  if ! (cd "$sqlite" && npm_config_nodedir="$headers" node "$gyp" rebuild --release --jobs=max --nodedir="$headers") >"$log" 2>&1; then
     tail -40 "$log" >&2
     echo "[node24] compiling better-sqlite3 failed (it needs python3, make and g++); log: $log" >&2
     exit 1
   fi
   rm -rf "$headers"
+  if ! node -e "process.dlopen({ exports: {} }, '$binary')"; then
+    echo "[node24] the compiled better-sqlite3 does not load on Node 24; log: $log" >&2
+    exit 1
+  fi
   cp "$binary" "$kept.tmp" && mv "$kept.tmp" "$kept"
   echo "[node24] compiled in $((SECONDS - started)) s"
 fi
