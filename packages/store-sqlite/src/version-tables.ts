@@ -459,8 +459,10 @@ export class VersionTables {
     )
       .raw(true)
       .all(...base, ...filterParams, ...seekParams, plan.first + 1) as RawRow[];
+    // The count reads the indexed columns only: no payloads, so no join to the versions.
+    const counted = this.source(plan.entity, plan.at, false);
     const totalCount = plan.count
-      ? (this.statement(`SELECT count(*) ${from} ${join} (${filter})`)
+      ? (this.statement(`SELECT count(*) ${counted.from} ${join} (${filter})`)
           .pluck()
           .get(...base, ...filterParams) as number)
       : undefined;
@@ -474,16 +476,18 @@ export class VersionTables {
   }
 
   /**
-   * What a query reads: the current rows (with their payloads), or at a time the newest version of
-   * each id when it is live; `column` names a field's indexed column there.
+   * What a query reads: the current rows (with their payloads unless `payloads` is false), or at a
+   * time the newest version of each id when it is live; `column` names a field's indexed column there.
+   * Without payloads the current rows are read alone: a count or an aggregate needs only their
+   * indexed columns, and joining each row to its version is a second random read per row.
    */
-  private source(entity: EntityName, at: number | undefined) {
+  private source(entity: EntityName, at: number | undefined, payloads = true) {
     const t = this.of(entity);
     const { versions, current } = tableNames(entity);
     const alias = at === undefined ? 'c' : 'v';
     const from =
       at === undefined
-        ? t.layout === 'inline'
+        ? t.layout === 'inline' || !payloads
           ? `FROM ${current} c`
           : `FROM ${current} c JOIN ${versions} p ON p.seq = c.version`
         : `FROM ${versions} v WHERE v.created_at <= ? AND v.deleted = 0 AND v.created_at = (SELECT max(w.created_at) FROM ${versions} w WHERE w.id = v.id AND w.created_at <= ?)`;
@@ -502,7 +506,7 @@ export class VersionTables {
 
   /** A planned aggregate as one GROUP BY statement over the indexed columns (at most maxGroups + 1 groups read). */
   aggregate(plan: PlannedAggregate): AggregateGroup[] {
-    const { from, base, join, column } = this.source(plan.entity, plan.at);
+    const { from, base, join, column } = this.source(plan.entity, plan.at, false);
     const params: unknown[] = [];
     const filter = compileCondition(plan.where, false, column, params);
     const keys = plan.groupBy.map(column);

@@ -12,6 +12,7 @@ import { openReadFixture, type ReadFixture } from './read-fixture.js';
 const ran: Array<{ db: Database.Database; sql: string }> = [];
 const statement = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1')) as Database.Statement;
 const all = statement.all;
+const get = statement.get;
 let fixture: ReadFixture;
 
 beforeAll(() => {
@@ -19,10 +20,15 @@ beforeAll(() => {
     ran.push({ db: this.database, sql: this.source });
     return all.apply(this, params);
   } as typeof all;
+  statement.get = function (this: Database.Statement, ...params: unknown[]) {
+    ran.push({ db: this.database, sql: this.source });
+    return get.apply(this, params);
+  } as typeof get;
   fixture = openReadFixture('eggmesh-plans-', () => 1);
 });
 afterAll(async () => {
   statement.all = all;
+  statement.get = get;
   await fixture.close();
 });
 
@@ -35,16 +41,21 @@ const sample: Readonly<Record<FieldKind | 'id', string | number>> = {
   timestamp: '2026-01-01T00:00:00Z',
 };
 
+/** The plan lines of a statement that ran. */
+function explain(ran: { db: Database.Database; sql: string }): string[] {
+  const params = (ran.sql.match(/\?/g) ?? []).map(() => null);
+  return (ran.db.prepare(`EXPLAIN QUERY PLAN ${ran.sql}`).all(...params) as Array<{ detail: string }>).map(
+    (row) => row.detail,
+  );
+}
+
 /** The plan lines of the page statement a query runs (the one with ORDER BY … LIMIT). */
 async function planOf(entity: EntityName, where: Where, at?: number): Promise<string[]> {
   ran.length = 0;
   await fixture.read.query(entity, { where, first: 5, at });
   const page = ran.find((p) => /ORDER BY .* LIMIT/.test(p.sql));
   if (!page) throw new Error(`no page statement ran for ${entity} ${JSON.stringify(where)}`);
-  const params = (page.sql.match(/\?/g) ?? []).map(() => null);
-  return (page.db.prepare(`EXPLAIN QUERY PLAN ${page.sql}`).all(...params) as Array<{ detail: string }>).map(
-    (row) => row.detail,
-  );
+  return explain(page);
 }
 
 /** A line that reads every row of a table: `SCAN t` without an index. */
@@ -73,3 +84,29 @@ it.each(entityNames)(
     }
   },
 );
+
+it('an aggregate and a total count read the current rows alone, through an index: no second read of each row in the versions', async () => {
+  const where: Where = { farm_id: { in: [sample.id as string] }, timestamp: { gte: sample.timestamp as string } };
+  ran.length = 0;
+  await fixture.read.aggregate('lay_report', {
+    where,
+    groupBy: ['farm_id'],
+    bucket: { field: 'timestamp', unit: 'day' },
+    fields: ['eggs'],
+    maxGroups: 10,
+  });
+  await fixture.read.query('lay_report', { where, first: 5, count: true });
+  const aggregate = ran.find((p) => /GROUP BY/.test(p.sql));
+  const count = ran.find((p) => /SELECT count\(\*\) FROM/.test(p.sql));
+  for (const statement of [aggregate, count]) {
+    expect(statement).toBeDefined();
+    const plan = explain(statement!);
+    const label = `${statement!.sql}: ${plan.join(' | ')}`;
+    expect(plan.some((line) => /lay_report_versions/.test(line)), label).toBe(false);
+    expect(plan.some(fullScan), label).toBe(false);
+    expect(plan.some((line) => /USING (COVERING )?INDEX/.test(line)), label).toBe(true);
+  }
+  // The page itself still reads each row's payload from its version.
+  const page = ran.find((p) => /ORDER BY .* LIMIT/.test(p.sql) && !/GROUP BY/.test(p.sql));
+  expect(explain(page!).some((line) => /lay_report_versions|\bp\b/.test(line))).toBe(true);
+});
