@@ -86,7 +86,10 @@ it.each(entityNames)(
 );
 
 it('an aggregate and a total count read the current rows alone, through an index: no second read of each row in the versions', async () => {
-  const where: Where = { farm_id: { in: [sample.id as string] }, timestamp: { gte: sample.timestamp as string } };
+  const where: Where = {
+    farm_id: { in: [sample.id as string] },
+    timestamp: { gte: sample.timestamp as string },
+  };
   ran.length = 0;
   await fixture.read.aggregate('lay_report', {
     where,
@@ -102,9 +105,16 @@ it('an aggregate and a total count read the current rows alone, through an index
     expect(statement).toBeDefined();
     const plan = explain(statement!);
     const label = `${statement!.sql}: ${plan.join(' | ')}`;
-    expect(plan.some((line) => /lay_report_versions/.test(line)), label).toBe(false);
+    expect(statement!.sql, label).not.toMatch(/lay_report_versions/);
+    expect(
+      plan.some((line) => /\bp\b|lay_report_versions/.test(line)),
+      label,
+    ).toBe(false);
     expect(plan.some(fullScan), label).toBe(false);
-    expect(plan.some((line) => /USING (COVERING )?INDEX/.test(line)), label).toBe(true);
+    expect(
+      plan.some((line) => /USING (COVERING )?INDEX/.test(line)),
+      label,
+    ).toBe(true);
   }
   // The page itself still reads each row's payload from its version.
   const page = ran.find((p) => /ORDER BY .* LIMIT/.test(p.sql) && !/GROUP BY/.test(p.sql));
