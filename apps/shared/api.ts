@@ -40,6 +40,25 @@ interface GraphqlAnswer<T> {
   errors?: Array<{ message: string; extensions?: { code?: string } }>;
 }
 
+/**
+ * The JSON body of an answer, or `{}` when the body is not JSON (a proxy's HTML page). A body cut short
+ * (the server went away mid-answer) rejects with the network's TypeError, as a refused connection does:
+ * the caller sees the server was lost, not a refusal worded "200 OK".
+ */
+export async function jsonBody(response: Response): Promise<unknown> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return {};
+  }
+}
+
+/** An answer that says the server is there but cannot serve yet (starting, overloaded, behind a proxy). */
+export const isTransient = (error: unknown): boolean =>
+  error instanceof TypeError ||
+  (error instanceof ApiError && (error.status === 502 || error.status === 503 || error.status === 504));
+
 /** POST /graphql on this origin; any error (HTTP or GraphQL) throws the API's own message. */
 export async function graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
   const response = await fetch('/graphql', {
@@ -51,7 +70,7 @@ export async function graphql<T>(query: string, variables: Record<string, unknow
     },
     body: JSON.stringify({ query, variables }),
   });
-  const answer = (await response.json().catch(() => ({}))) as GraphqlAnswer<T>;
+  const answer = (await jsonBody(response)) as GraphqlAnswer<T>;
   const error = answer.errors?.[0];
   if (error) throw new ApiError(error.message, response.status, error.extensions?.code);
   if (!response.ok || !answer.data)
@@ -69,7 +88,7 @@ export async function restWrite<T>(path: string, body: unknown): Promise<T> {
     headers: { 'content-type': 'application/json', ...authHeaders() },
     body: JSON.stringify(body),
   });
-  const answer = (await response.json().catch(() => ({}))) as unknown;
+  const answer = await jsonBody(response);
   if (response.ok) {
     lastWrite = Math.max(lastWrite, Number(response.headers.get('x-log-position')) || 0);
     return answer as T;

@@ -1,5 +1,5 @@
 import { type Client, createClient } from 'graphql-ws';
-import { ApiError, graphql, token } from '../../shared/api.js';
+import { ApiError, graphql, jsonBody, token } from '../../shared/api.js';
 
 const PAGE = 5000;
 
@@ -22,7 +22,7 @@ export async function every<T extends { id: string }>(field: string, selection: 
 /** The projection position the read side has reached: subscribing after it misses nothing read later. */
 export async function projectionPosition(): Promise<number> {
   const response = await fetch('/ready');
-  const body = (await response.json()) as { projections?: number; error?: string };
+  const body = (await jsonBody(response)) as { projections?: number; error?: string };
   if (!response.ok || body.projections === undefined) {
     throw new ApiError(body.error ?? `${response.status} ${response.statusText}`, response.status);
   }

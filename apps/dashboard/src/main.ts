@@ -1,4 +1,4 @@
-import { ApiError, esc, token, wantsToken } from '../../shared/api.js';
+import { ApiError, esc, isTransient, token, wantsToken } from '../../shared/api.js';
 import { every, liveClient, projectionPosition } from './api.js';
 import { bars, fmt } from './charts.js';
 import {
@@ -105,9 +105,10 @@ const RETRY_MS = 2000;
 let retryTimer: ReturnType<typeof setTimeout> | undefined;
 
 function showError(error: unknown): void {
-  // fetch() fails with a TypeError when the server cannot be reached (a restart, a network drop): the
-  // page is not wrong, only behind; it says so and reads everything again until the server answers.
-  if (error instanceof TypeError) {
+  // The server could not be reached, went away mid-answer, or is there but not ready yet (a restart, a
+  // network drop, a 503 while it opens its storage): the page is not wrong, only behind; it says so and
+  // reads everything again until the server answers.
+  if (isTransient(error)) {
     statusLine.textContent = 'Reconnecting…';
     clearTimeout(retryTimer);
     retryTimer = setTimeout(() => void load(), RETRY_MS);

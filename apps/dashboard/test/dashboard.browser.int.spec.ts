@@ -78,6 +78,28 @@ async function cardShows(page: Page, key: string, value: number): Promise<void> 
   );
 }
 
+/**
+ * Waits until the status line starts with `wanted` (watching every change of the page); on a timeout it
+ * says what the page shows instead, its status and error lines.
+ */
+async function statusShows(page: Page, wanted: string): Promise<void> {
+  try {
+    await page.waitForFunction(
+      (w) => document.getElementById('status')?.textContent?.startsWith(w),
+      { timeout: PATIENCE_MS, polling: 'mutation' },
+      wanted,
+    );
+  } catch (error) {
+    const [status, shown] = await page.evaluate(() => [
+      document.getElementById('status')?.textContent,
+      document.getElementById('error')?.textContent,
+    ]);
+    throw new Error(`the status never showed "${wanted}": it shows "${status}", the error line "${shown}"`, {
+      cause: error,
+    });
+  }
+}
+
 let browser: Browser;
 beforeAll(async () => {
   browser = await puppeteer.launch({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS });
@@ -108,9 +130,7 @@ describe('the national dashboard in a browser (pnpm start, seeded)', () => {
     const response = await page.goto(`${base}/dashboard/`, { waitUntil: 'load' });
     expect(response?.status()).toBe(200);
     expect(response?.headers()['content-security-policy']).toContain("script-src 'self'");
-    await page.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('Live'), {
-      timeout: PATIENCE_MS,
-    });
+    await statusShows(page, 'Live');
     expect(await shownSummary(page)).toEqual(expected);
     // The zone filter is the first stop of the keyboard, with a visible focus ring.
     await page.keyboard.press('Tab');
@@ -172,17 +192,13 @@ describe('the national dashboard in a browser (pnpm start, seeded)', () => {
     const pidOf = async () => ((await (await fetch(`${base}/health`)).json()) as { pid: number }).pid;
     const first = await pidOf();
     process.kill(first, 'SIGKILL');
-    await page.waitForFunction(() => document.getElementById('status')?.textContent === 'Reconnecting…', {
-      timeout: PATIENCE_MS,
-    });
+    await statusShows(page, 'Reconnecting…');
     const deadline = Date.now() + STARTUP_MS;
     while ((await pidOf().catch(() => first)) === first) {
       if (Date.now() > deadline) throw new Error('the supervisor did not start the read-api again');
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    await page.waitForFunction(() => document.getElementById('status')?.textContent === 'Live', {
-      timeout: PATIENCE_MS,
-    });
+    await statusShows(page, 'Live');
     const again = await fetch(`${base}/lay_report/api`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -259,9 +275,7 @@ describe('the national dashboard with EGGMESH_AUTH_READS', () => {
     });
     await page.type('#token', reader);
     await page.click('#token-form button');
-    await page.waitForFunction(() => document.getElementById('status')?.textContent?.startsWith('Live'), {
-      timeout: PATIENCE_MS,
-    });
+    await statusShows(page, 'Live');
     expect(await page.$eval('#token-form', (el) => el.checkVisibility())).toBe(false);
     expect(await page.$eval('#error', (el) => el.checkVisibility())).toBe(false);
     // The farms the other browser test files wrote on this stack, as the API counts them.
