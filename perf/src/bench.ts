@@ -7,6 +7,9 @@
  *   --preset NAME         small (default) | medium | national | tiny
  *   --runs N --duration S --warmup S --connections N   override the plan
  *   --baselines-only      measure only the baselines (our services need not be built)
+ *   --equipped-baselines  the baselines wear eggmesh's service plugin (security headers, CORS, overload
+ *                         shedding, metrics): ours against bare servers with the same plugins, which
+ *                         tells what the plugins cost from what the rest of our services costs
  *   --regenerate          rebuild the cached dataset
  *   --results-dir DIR     where to write the report (default perf/results)
  *   --keep                keep the run directory (data copy, logs) under perf/.work/runs
@@ -82,6 +85,10 @@ const spec = {
       description: 'concurrent connections (default 100, --quick 10)',
     },
     'baselines-only': { type: 'boolean', description: 'measure only the baselines' },
+    'equipped-baselines': {
+      type: 'boolean',
+      description: "the baselines register eggmesh's service plugin (headers, CORS, overload, metrics)",
+    },
     regenerate: { type: 'boolean', description: 'rebuild the cached dataset' },
     'results-dir': {
       type: 'string',
@@ -125,6 +132,7 @@ function options() {
     quick: parsed.quick ?? false,
     seed: parsed.seed ?? '1',
     'baselines-only': parsed['baselines-only'] ?? false,
+    'equipped-baselines': parsed['equipped-baselines'] ?? false,
     regenerate: parsed.regenerate ?? false,
     keep: parsed.keep ?? false,
     rebuild: parsed.rebuild ?? 'auto',
@@ -212,6 +220,7 @@ function options() {
             !(store === 'mongodb' && onProjectedCopies.has(name)),
         ),
     baselinesOnly: values['baselines-only'],
+    equippedBaselines: values['equipped-baselines'],
     regenerate: values.regenerate,
     resultsDir: values['results-dir'] ?? resultsDir,
     keep: values.keep || values['cpu-prof'],
@@ -242,6 +251,7 @@ async function main(): Promise<number> {
       (scalingChosen ? ` | scaling ${o.preset} vs ${o.scalingLarge}` : '') +
       (rebuildPresets.length > 0 ? ` | rebuild ${rebuildPresets.join(', ')}` : '') +
       (profileDir ? ' | CPU-PROFILED (throughput not comparable)' : '') +
+      (o.equippedBaselines ? " | baselines equipped with eggmesh's service plugin" : '') +
       (o.store === 'mongodb' ? ` | store mongodb (${serverName}: ${mongoNote})` : '') +
       (o.eventLog === 'kafka' ? ` | log kafka (${kafkaServerName})` : ''),
   );
@@ -310,6 +320,7 @@ async function main(): Promise<number> {
     bareDbFile: join(runDir, 'bare-rest.db'),
     dataset: { preset: o.preset, seed: o.seed, anchorMs },
     ...(profileDir ? { cpuProfileDir: profileDir } : {}),
+    equippedBaselines: o.equippedBaselines,
   });
 
   // Projected copies of whole datasets, one per preset and run: the rebuild throughput and the scaling
@@ -453,6 +464,7 @@ async function main(): Promise<number> {
     counts: dataset.counts,
     plan: o.plan,
     baselinesOnly: o.baselinesOnly,
+    ...(o.equippedBaselines ? { equippedBaselines: true } : {}),
     setup,
     store: storeFigures,
     ...(kafka ? { eventLog: { kind: 'kafka' as const, server: kafkaServerName } } : {}),
@@ -473,6 +485,7 @@ async function main(): Promise<number> {
     (o.store === 'mongodb' ? '-mongodb' : '') +
     (o.eventLog === 'kafka' ? '-kafka' : '') +
     only +
+    (o.equippedBaselines ? '-equipped' : '') +
     (profileDir ? '-profiled' : '');
   const files = writeReport(o.resultsDir, `${date.slice(0, 10)}-${commit}${suffix}`, report);
   log(`report: ${files.join(', ')}`);

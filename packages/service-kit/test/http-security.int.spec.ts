@@ -88,9 +88,21 @@ async function startStack(env: Record<string, string> = {}): Promise<Stack> {
 const expectSecurityHeaders = (headers: Headers, what: string, page: boolean) => {
   expect(headers.get('x-content-type-options'), what).toBe('nosniff');
   expect(headers.get('x-frame-options'), what).toBe('DENY');
-  expect(headers.get('referrer-policy'), what).toBe('no-referrer');
-  expect(headers.get('cross-origin-opener-policy'), what).toBe('same-origin');
+  expect(headers.get('cross-origin-resource-policy'), what).toBe('same-origin');
   expect(headers.get('strict-transport-security'), what).toBeNull();
+  // The headers that steer a document: on the pages only.
+  const documentOnly = {
+    'referrer-policy': 'no-referrer',
+    'cross-origin-opener-policy': 'same-origin',
+    'origin-agent-cluster': '?1',
+    'x-dns-prefetch-control': 'off',
+    'x-download-options': 'noopen',
+    'x-permitted-cross-domain-policies': 'none',
+    'x-xss-protection': '0',
+  };
+  for (const [name, value] of Object.entries(documentOnly)) {
+    expect(headers.get(name), `${what}: ${name}`).toBe(page ? value : null);
+  }
   const csp = headers.get('content-security-policy') ?? '';
   expect(csp, what).toMatch(/(^|;)frame-ancestors 'none'(;|$)/);
   if (page) {
@@ -112,7 +124,7 @@ describe('security headers, CORS and metrics on every service', () => {
   });
   afterAll(async () => s.close());
 
-  it('every response carries nosniff, frame and referrer policies and a CSP: the pages theirs, JSON, 404s and errors the strict one', async () => {
+  it('every response carries nosniff, the frame and resource policies and a CSP: the pages theirs and the document headers, JSON, 404s and errors the strict one and no more', async () => {
     const requests: [string, RequestInit | undefined, boolean][] = [
       [`${s.urls.write}/health`, undefined, false],
       [`${s.urls.write}/docs/`, undefined, true],

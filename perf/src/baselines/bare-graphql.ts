@@ -4,11 +4,12 @@
  * `/<entity>/graph` (getById, getAll, one filter) with farm → coops → hens and farmOutput relations,
  * and a unified `/graphql`. No store, no loaders, no `at`, no limits.
  *
- * Env: PORT, HOST, BARE_PRESET/BARE_SEED/BARE_ANCHOR (the dataset to serve; empty without).
+ * Env: PORT, HOST, BARE_PRESET/BARE_SEED/BARE_ANCHOR (the dataset to serve; empty without),
+ * BARE_EQUIPPED=1 (eggmesh's service plugin around the routes).
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import mercurius, { type IResolvers } from 'mercurius';
-import { readBaselineEnv } from './baseline-env.js';
+import { equip, readBaselineEnv } from './baseline-env.js';
 import {
   buildModel,
   type EndpointName,
@@ -24,6 +25,7 @@ const model = buildModel(env.dataset);
 const types = typeResolvers(model);
 
 const app = Fastify({ logger: false });
+await equip(app, env);
 app.get('/health', async () => ({ status: 'ok' }));
 
 async function mount(scope: FastifyInstance, path: string, schema: string, query: Record<string, unknown>) {

@@ -4,14 +4,15 @@
  * Same paths and status codes as the write-api for the entities it serves.
  *
  * Env: PORT, HOST, BARE_DB (file), BARE_ENTITIES (comma list, default farm),
- * BARE_PRESET/BARE_SEED/BARE_ANCHOR (preload the dataset's rows of those entities).
+ * BARE_PRESET/BARE_SEED/BARE_ANCHOR (preload the dataset's rows of those entities), BARE_EQUIPPED=1
+ * (eggmesh's service plugin around the routes).
  */
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import Fastify from 'fastify';
 import type { Dataset, Row } from '../data/dataset.js';
-import { readBaselineEnv } from './baseline-env.js';
+import { equip, readBaselineEnv } from './baseline-env.js';
 
 type Body = Record<string, unknown>;
 
@@ -33,6 +34,7 @@ db.pragma('journal_mode = WAL');
 db.pragma('synchronous = NORMAL');
 
 const app = Fastify({ logger: false });
+await equip(app, env);
 app.get('/health', async () => ({ status: 'ok' }));
 
 for (const entity of entities) {

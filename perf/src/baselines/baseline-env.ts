@@ -1,3 +1,5 @@
+import { servicePlugin } from '@eggmesh/service-kit';
+import type { FastifyInstance } from 'fastify';
 import { Dataset, utcMidnight } from '../data/dataset.js';
 import { isPresetName, presets } from '../data/presets.js';
 
@@ -7,6 +9,8 @@ export interface BaselineEnv {
   readonly port: number;
   /** The dataset to preload, or null for an empty server. */
   readonly dataset: Dataset | null;
+  /** BARE_EQUIPPED=1: the server wears eggmesh's service plugin (see equip()). */
+  readonly equipped: boolean;
 }
 
 export function readBaselineEnv(env: NodeJS.ProcessEnv = process.env): BaselineEnv {
@@ -22,5 +26,18 @@ export function readBaselineEnv(env: NodeJS.ProcessEnv = process.env): BaselineE
       anchorMs: env.BARE_ANCHOR ? Number(env.BARE_ANCHOR) : utcMidnight(),
     });
   }
-  return { host: env.HOST ?? '127.0.0.1', port, dataset };
+  return { host: env.HOST ?? '127.0.0.1', port, dataset, equipped: env.BARE_EQUIPPED === '1' };
+}
+
+/**
+ * With `env.equipped`, registers what every eggmesh service puts around its routes (servicePlugin:
+ * security headers, CORS, overload shedding, metrics, UTF-8 JSON bodies) with the services' defaults
+ * (no CORS origin, no rate limit, no trusted proxy), so a run tells what those cost from the rest.
+ */
+export async function equip(app: FastifyInstance, env: BaselineEnv): Promise<void> {
+  if (!env.equipped) return;
+  await app.register(servicePlugin, {
+    config: { corsOrigin: false, rateLimitPerMin: 0, trustedProxies: [] },
+    service: 'baseline',
+  });
 }

@@ -53,6 +53,8 @@ export interface BenchReport {
   readonly counts: DatasetCounts;
   readonly plan: Plan;
   readonly baselinesOnly: boolean;
+  /** `--equipped-baselines`: the baselines ran with eggmesh's service plugin. */
+  readonly equippedBaselines?: boolean;
   readonly setup: SetupFigures;
   readonly scenarios: readonly ScenarioResult[];
   readonly targets: readonly TargetCheck[];

@@ -62,6 +62,8 @@ export interface StackOptions {
    * `<cpuProfileDir>/<service>/` (node --cpu-prof; written when the process exits after SIGTERM).
    */
   readonly cpuProfileDir?: string;
+  /** The baselines register eggmesh's service plugin (`--equipped-baselines`). */
+  readonly equippedBaselines?: boolean;
 }
 
 /** node flags that write a CPU profile into `dir` at exit. */
@@ -156,6 +158,7 @@ export class Stack {
           BARE_ANCHOR: String(o.dataset.anchorMs),
           BARE_DB: o.bareDbFile,
           BARE_ENTITIES: bareRestEntities.join(','),
+          ...(o.equippedBaselines ? { BARE_EQUIPPED: '1' } : {}),
         },
         healthUrl: `http://127.0.0.1:${port}/health`,
         readyTimeoutMs: 300_000,
