@@ -54,7 +54,10 @@ export async function jsonBody(response: Response): Promise<unknown> {
   }
 }
 
-/** An answer that says the server is there but cannot serve yet (starting, overloaded, behind a proxy). */
+/**
+ * A failure that says the server is gone for a moment, not that it refused: it could not be reached or
+ * went away mid-answer (TypeError), or it, or the proxy before it, cannot serve yet (502, 503, 504).
+ */
 export const isTransient = (error: unknown): boolean =>
   error instanceof TypeError ||
   (error instanceof ApiError && (error.status === 502 || error.status === 503 || error.status === 504));

@@ -32,22 +32,31 @@ export const PAGE_CSP = Object.freeze({
 });
 
 /**
+ * helmet's options for the HTML pages: helmet's defaults (no-referrer, same-origin opener and resource
+ * policies, …) with PAGE_CSP and framing denied outright. No Strict-Transport-Security: the services
+ * speak plain HTTP behind whatever terminates TLS, and that proxy owns the HSTS policy of its hostname
+ * (includeSubDomains from here could lock out its siblings).
+ */
+export const pageHelmetOptions = {
+  contentSecurityPolicy: { useDefaults: false, directives: PAGE_CSP },
+  xFrameOptions: { action: 'deny' },
+  strictTransportSecurity: false,
+} as const satisfies HelmetOptions;
+
+/**
  * helmet's options for every answer that is not a page (JSON, metrics, the Markdown guide): the headers
  * that protect a response that is not a document, after OWASP's REST Security Cheat Sheet. The API
  * policy above (nothing loads, nothing frames), `nosniff` (no answer is run as a script or styled
  * as CSS), `x-frame-options: DENY` for browsers without `frame-ancestors`, and
  * `cross-origin-resource-policy: same-origin` (no page of another origin embeds an answer in no-cors
  * mode; CORS reads are governed by CORS). The headers that only steer a document (opener and agent
- * cluster, referrer, DNS prefetch, downloads, cross-domain policy files, the old XSS filter) are left
- * to the pages' options: the API policy already forbids everything they refine, and each costs every
- * answer its bytes (ADR 0006). No Strict-Transport-Security: the services speak plain HTTP behind
- * whatever terminates TLS, and that proxy owns the HSTS policy of its hostname (includeSubDomains
- * from here could lock out its siblings).
+ * cluster, referrer, DNS prefetch, downloads, cross-domain policy files, the old XSS filter) are the
+ * pages' alone: the API policy already forbids everything they refine, and each costs every answer
+ * its bytes (ADR 0006).
  */
 export const helmetOptions = {
+  ...pageHelmetOptions,
   contentSecurityPolicy: { useDefaults: false, directives: API_CSP },
-  xFrameOptions: { action: 'deny' },
-  strictTransportSecurity: false,
   crossOriginOpenerPolicy: false,
   originAgentCluster: false,
   referrerPolicy: false,
@@ -55,16 +64,6 @@ export const helmetOptions = {
   xDownloadOptions: false,
   xPermittedCrossDomainPolicies: false,
   xXssProtection: false,
-} as const satisfies HelmetOptions;
-
-/**
- * helmet's options for the HTML pages: helmet's defaults (no-referrer, same-origin opener and
- * resource policies, …) with PAGE_CSP, framing denied, no Strict-Transport-Security (as above).
- */
-export const pageHelmetOptions = {
-  contentSecurityPolicy: { useDefaults: false, directives: PAGE_CSP },
-  xFrameOptions: { action: 'deny' },
-  strictTransportSecurity: false,
 } as const satisfies HelmetOptions;
 
 /** What a browser app may send and read, on every method a route of ours answers. */

@@ -460,9 +460,10 @@ export class VersionTables {
       .raw(true)
       .all(...base, ...filterParams, ...seekParams, plan.first + 1) as RawRow[];
     // The count reads the indexed columns only: no payloads, so no join to the versions.
-    const counted = this.source(plan.entity, plan.at, false);
     const totalCount = plan.count
-      ? (this.statement(`SELECT count(*) ${counted.from} ${join} (${filter})`)
+      ? (this.statement(
+          `SELECT count(*) ${this.source(plan.entity, plan.at, false).from} ${join} (${filter})`,
+        )
           .pluck()
           .get(...base, ...filterParams) as number)
       : undefined;
